@@ -1,0 +1,67 @@
+# All targets set themselves up, idempotently, on a fresh Debian 12 machine (as root).
+#   make run   - set up, list every device, run the conformance suite on every device
+#   make test  - set up, lint, type-check, run the tests
+SHELL := /bin/bash
+PYTHON ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+STAMPS := .stamps
+
+# Debian packages: the three real driver stacks and the tools around them (shared/PLATFORM.md).
+DEBIAN_PACKAGES := pocl-opencl-icd ocl-icd-libopencl1 mesa-opencl-icd \
+	mesa-vulkan-drivers libvulkan1 vulkan-tools vulkan-validationlayers \
+	glslang-tools spirv-tools clinfo clang-15 llvm-spirv-15
+
+# rusticl hides its llvmpipe device unless asked for.
+export RUSTICL_ENABLE ?= swrast
+export XDG_RUNTIME_DIR ?= /tmp
+
+PYTEST_ARGS ?=
+
+.PHONY: setup run test lint typecheck pytest artifacts bench clean
+
+setup: $(STAMPS)/debian $(STAMPS)/venv
+
+$(STAMPS)/debian: Makefile
+	@mkdir -p $(STAMPS)
+	@missing=$$(for p in $(DEBIAN_PACKAGES); do \
+		dpkg-query -W -f='$${Status}\n' $$p 2>/dev/null | grep -q 'install ok installed' || echo $$p; done); \
+	if [ -n "$$missing" ]; then \
+		echo "installing Debian packages:" $$missing; \
+		if [ "$$(id -u)" != 0 ]; then SUDO=sudo; fi; \
+		$$SUDO apt-get update -q && \
+		DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -q --no-install-recommends $$missing; \
+	fi
+	@touch $@
+
+$(STAMPS)/venv: pyproject.toml
+	@mkdir -p $(STAMPS)
+	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install -q --upgrade pip
+	$(BIN)/python -m pip install -q -e '.[opencl,vulkan,cli,dev]'
+	@touch $@
+
+run: setup
+	$(BIN)/accel devices
+	$(BIN)/accel conformance
+
+lint: setup
+	$(BIN)/ruff check .
+	$(BIN)/ruff format --check accelcore
+
+typecheck: setup
+	$(BIN)/mypy
+
+pytest: setup
+	$(BIN)/python -m pytest $(PYTEST_ARGS)
+
+test: lint typecheck pytest
+
+artifacts: setup
+	$(BIN)/python tools/build_artifacts.py
+
+bench: setup
+	$(BIN)/accel bench --json docs/benchmarks/results.json --plot docs/benchmarks
+
+clean:
+	rm -rf $(STAMPS) build *.egg-info .pytest_cache .mypy_cache .ruff_cache

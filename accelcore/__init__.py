@@ -1,0 +1,113 @@
+"""accelcore: one typed contract for driving a compute device.
+
+The Python realisation of the ``Accelerator`` trait of virtio-accel-core
+(protocol 1.0): value types with validating constructors, one error
+vocabulary, zero-copy byte ports and the provider protocol. Importing this
+package imports no driver binding.
+"""
+
+from __future__ import annotations
+
+from .accelerator import Accelerator
+from .buffers import AllocatedBuffer, BufferDesc, BufferInfo, BufferRange
+from .device import ContextDesc, DeviceIdentity, DeviceInfo, DeviceLimits, QueueDesc
+from .errors import (
+    BackendError,
+    DeviceInfoError,
+    DeviceInfoErrorKind,
+    ErrorKind,
+    ReleaseFailure,
+    ReleaseIndeterminate,
+    ReleaseRejected,
+    SubmitFailure,
+    SubmitIndeterminate,
+    SubmitRejected,
+)
+from .flags import (
+    AcceleratorClass,
+    AccessMode,
+    BufferProperties,
+    BufferUsage,
+    Capabilities,
+    ContextFlags,
+    MemoryDomain,
+    QueueFlags,
+)
+from .ports import (
+    ByteSink,
+    ByteSource,
+    MemorySink,
+    MemorySource,
+    PatternSource,
+    TransportByteSink,
+    TransportByteSource,
+    TransportFault,
+    TransportFaultKind,
+    copy_port,
+    sink_of,
+    source_of,
+)
+from .program import ArtifactFormat, ArtifactRef, TargetIdentity
+from .submission import (
+    BindingRef,
+    EventState,
+    EventStatus,
+    Timeout,
+    validate_binding_ranges,
+    validate_bindings,
+)
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "Accelerator",
+    "AcceleratorClass",
+    "AccessMode",
+    "AllocatedBuffer",
+    "ArtifactFormat",
+    "ArtifactRef",
+    "BackendError",
+    "BindingRef",
+    "BufferDesc",
+    "BufferInfo",
+    "BufferProperties",
+    "BufferRange",
+    "BufferUsage",
+    "ByteSink",
+    "ByteSource",
+    "Capabilities",
+    "ContextDesc",
+    "ContextFlags",
+    "DeviceIdentity",
+    "DeviceInfo",
+    "DeviceInfoError",
+    "DeviceInfoErrorKind",
+    "DeviceLimits",
+    "ErrorKind",
+    "EventState",
+    "EventStatus",
+    "MemoryDomain",
+    "MemorySink",
+    "MemorySource",
+    "PatternSource",
+    "QueueDesc",
+    "QueueFlags",
+    "ReleaseFailure",
+    "ReleaseIndeterminate",
+    "ReleaseRejected",
+    "SubmitFailure",
+    "SubmitIndeterminate",
+    "SubmitRejected",
+    "TargetIdentity",
+    "Timeout",
+    "TransportByteSink",
+    "TransportByteSource",
+    "TransportFault",
+    "TransportFaultKind",
+    "__version__",
+    "copy_port",
+    "sink_of",
+    "source_of",
+    "validate_binding_ranges",
+    "validate_bindings",
+]

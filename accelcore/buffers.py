@@ -1,0 +1,154 @@
+"""Buffer descriptions, verified allocation info and byte ranges."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Generic, TypeVar
+
+from ._checks import U64_MAX, check_u64, is_power_of_two
+from .errors import BackendError, ErrorKind
+from .flags import AccessMode, BufferProperties, BufferUsage, MemoryDomain
+
+__all__ = ["AllocatedBuffer", "BufferDesc", "BufferInfo", "BufferRange"]
+
+B = TypeVar("B")
+
+_ACCESS_NEEDS = {
+    AccessMode.READ: BufferUsage.PROGRAM_INPUT | BufferUsage.MUTABLE_STATE,
+    AccessMode.WRITE: BufferUsage.PROGRAM_OUTPUT | BufferUsage.MUTABLE_STATE,
+    AccessMode.READ_WRITE: BufferUsage.MUTABLE_STATE,
+}
+
+_DOMAIN_NEEDS = {
+    MemoryDomain.HOST: BufferProperties.HOST_VISIBLE,
+    MemoryDomain.DEVICE: BufferProperties.DEVICE_LOCAL,
+    MemoryDomain.SHARED: BufferProperties.HOST_VISIBLE | BufferProperties.DIRECT_BINDING,
+}
+
+
+def _invalid(message: str) -> BackendError:
+    return BackendError(ErrorKind.INVALID_ARGUMENT, message)
+
+
+@dataclass(frozen=True, slots=True)
+class BufferDesc:
+    """A requested buffer: ``bytes`` (nonzero u64), ``alignment`` (power of two),
+    ``domain`` and ``usage`` (non-empty, known bits only). Invalid → INVALID_ARGUMENT."""
+
+    bytes: int
+    alignment: int
+    domain: MemoryDomain
+    usage: BufferUsage
+
+    def __post_init__(self) -> None:
+        check_u64("BufferDesc.bytes", self.bytes)
+        check_u64("BufferDesc.alignment", self.alignment)
+        if self.bytes == 0:
+            raise _invalid("BufferDesc.bytes must be nonzero")
+        if not is_power_of_two(self.alignment):
+            raise _invalid(f"BufferDesc.alignment = {self.alignment} is not a nonzero power of two")
+        object.__setattr__(self, "domain", MemoryDomain.from_number(int(self.domain)))
+        usage = int(self.usage)
+        if usage == 0:
+            raise _invalid("BufferDesc.usage is empty; name at least one BufferUsage bit")
+        unknown = usage & ~int(BufferUsage.known())
+        if unknown:
+            raise _invalid(f"BufferDesc.usage has unknown bits {unknown:#x} (known: {int(BufferUsage.known()):#x})")
+        object.__setattr__(self, "usage", BufferUsage(usage))
+
+    def allows_access(self, mode: AccessMode) -> bool:
+        """Whether the usage permits a program binding with ``mode``."""
+        return bool(self.usage & _ACCESS_NEEDS[AccessMode.from_number(int(mode))])
+
+    def is_program_visible(self) -> bool:
+        return bool(self.usage & BufferUsage.program_visible())
+
+
+@dataclass(frozen=True, slots=True)
+class BufferInfo:
+    """Verified properties of one provider allocation for ``desc``.
+
+    Zero values or unknown property bits → INVALID_ARGUMENT; a backing smaller
+    than requested, a non-power-of-two or weaker alignment, missing domain
+    properties or a program-visible buffer without DIRECT_BINDING → INCOMPATIBLE.
+    """
+
+    desc: BufferDesc
+    allocation_bytes: int
+    alignment: int
+    properties: BufferProperties
+
+    def __post_init__(self) -> None:
+        check_u64("BufferInfo.allocation_bytes", self.allocation_bytes)
+        check_u64("BufferInfo.alignment", self.alignment)
+        props = int(self.properties)
+        if self.allocation_bytes == 0:
+            raise _invalid("BufferInfo.allocation_bytes must be nonzero")
+        if self.alignment == 0:
+            raise _invalid("BufferInfo.alignment must be nonzero")
+        if props == 0:
+            raise _invalid("BufferInfo.properties is empty")
+        unknown = props & ~int(BufferProperties.known())
+        if unknown:
+            raise _invalid(f"BufferInfo.properties has unknown bits {unknown:#x}")
+        object.__setattr__(self, "properties", BufferProperties(props))
+        desc = self.desc
+        if self.allocation_bytes < desc.bytes:
+            raise BackendError(
+                ErrorKind.INCOMPATIBLE,
+                f"allocation of {self.allocation_bytes} bytes is smaller than the requested {desc.bytes}",
+            )
+        if not is_power_of_two(self.alignment):
+            raise BackendError(ErrorKind.INCOMPATIBLE, f"allocation alignment {self.alignment} is not a power of two")
+        if self.alignment < desc.alignment:
+            raise BackendError(
+                ErrorKind.INCOMPATIBLE,
+                f"allocation alignment {self.alignment} is weaker than the requested {desc.alignment}",
+            )
+        needed = _DOMAIN_NEEDS[desc.domain]
+        if props & needed != needed:
+            raise BackendError(
+                ErrorKind.INCOMPATIBLE,
+                f"{desc.domain.name} buffer needs properties {needed!r}, backing has {self.properties!r}",
+            )
+        if desc.is_program_visible() and not props & BufferProperties.DIRECT_BINDING:
+            raise BackendError(
+                ErrorKind.INCOMPATIBLE,
+                "a program-visible buffer must be directly bindable (DIRECT_BINDING missing)",
+            )
+
+
+@dataclass(frozen=True, slots=True)
+class AllocatedBuffer(Generic[B]):
+    """A newly allocated native buffer handle and its verified backing properties."""
+
+    buffer: B
+    info: BufferInfo
+
+
+@dataclass(frozen=True, slots=True)
+class BufferRange:
+    """``bytes`` bytes starting at ``offset``. Zero bytes → INVALID_ARGUMENT; end past u64 → OUT_OF_BOUNDS."""
+
+    offset: int
+    bytes: int
+
+    def __post_init__(self) -> None:
+        check_u64("BufferRange.offset", self.offset)
+        check_u64("BufferRange.bytes", self.bytes)
+        if self.bytes == 0:
+            raise _invalid("BufferRange.bytes must be nonzero")
+        if self.offset + self.bytes > U64_MAX:
+            raise BackendError(
+                ErrorKind.OUT_OF_BOUNDS,
+                f"BufferRange offset {self.offset} + bytes {self.bytes} overflows u64",
+            )
+
+    def end(self) -> int:
+        """One past the last byte."""
+        return self.offset + self.bytes
+
+    @classmethod
+    def whole(cls, desc: BufferDesc | BufferInfo) -> BufferRange:
+        size = desc.desc.bytes if isinstance(desc, BufferInfo) else desc.bytes
+        return cls(0, size)

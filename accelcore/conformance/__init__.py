@@ -1,0 +1,1 @@
+"""The conformance suite as a library (see accelcore.conformance.suite)."""

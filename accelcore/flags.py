@@ -1,0 +1,168 @@
+"""Flag sets and numbered enums of the contract, with their protocol numbers."""
+
+from __future__ import annotations
+
+import enum
+from dataclasses import dataclass
+from typing import ClassVar
+
+from ._checks import U16_MAX, check_uint
+from .errors import BackendError, ErrorKind
+
+__all__ = [
+    "AcceleratorClass",
+    "AccessMode",
+    "BufferProperties",
+    "BufferUsage",
+    "Capabilities",
+    "ContextFlags",
+    "MemoryDomain",
+    "QueueFlags",
+]
+
+
+@dataclass(frozen=True, slots=True)
+class AcceleratorClass:
+    """Extensible 16-bit accelerator class; unknown values stay representable."""
+
+    value: int
+
+    OTHER: ClassVar[AcceleratorClass]
+    NPU: ClassVar[AcceleratorClass]
+    GPU: ClassVar[AcceleratorClass]
+    DSP: ClassVar[AcceleratorClass]
+
+    def __post_init__(self) -> None:
+        check_uint("AcceleratorClass", self.value, U16_MAX)
+
+    @property
+    def name(self) -> str:
+        return _CLASS_NAMES.get(self.value, f"UNKNOWN({self.value})")
+
+    def __str__(self) -> str:
+        return self.name
+
+    def __int__(self) -> int:
+        return self.value
+
+
+AcceleratorClass.OTHER = AcceleratorClass(0)
+AcceleratorClass.NPU = AcceleratorClass(1)
+AcceleratorClass.GPU = AcceleratorClass(2)
+AcceleratorClass.DSP = AcceleratorClass(3)
+_CLASS_NAMES = {0: "OTHER", 1: "NPU", 2: "GPU", 3: "DSP"}
+
+
+class Capabilities(enum.IntFlag, boundary=enum.KEEP):
+    """Semantic capabilities of a backend (64-bit); unknown high bits are tolerated."""
+
+    HOST_VISIBLE_MEMORY = 1 << 0
+    DEVICE_LOCAL_MEMORY = 1 << 1
+    EVENT_CANCELLATION = 1 << 2
+    EXTERNAL_MEMORY = 1 << 3
+    """Reserved: a valid DeviceInfo never sets it."""
+    SECURE_CONTEXTS = 1 << 4
+    """Reserved: a valid DeviceInfo never sets it."""
+    SHARED_MEMORY = 1 << 5
+
+    @classmethod
+    def memory_domains(cls) -> Capabilities:
+        return cls.HOST_VISIBLE_MEMORY | cls.DEVICE_LOCAL_MEMORY | cls.SHARED_MEMORY
+
+    @classmethod
+    def reserved(cls) -> Capabilities:
+        return cls.EXTERNAL_MEMORY | cls.SECURE_CONTEXTS
+
+
+class ContextFlags(enum.IntFlag, boundary=enum.KEEP):
+    """Context intent flags (u32). Only the empty set is supported."""
+
+    SECURE = 1 << 0
+    """Reserved."""
+
+
+class QueueFlags(enum.IntFlag, boundary=enum.KEEP):
+    """Execution-queue intent flags (u32). Only the empty set is supported."""
+
+    IN_ORDER = 1 << 0
+    """Reserved."""
+
+
+class MemoryDomain(enum.IntEnum):
+    """Where a buffer lives. ``SHARED`` is one allocation both host-visible and directly bindable."""
+
+    HOST = 1
+    DEVICE = 2
+    SHARED = 3
+
+    @classmethod
+    def from_number(cls, number: int) -> MemoryDomain:
+        try:
+            return cls(number)
+        except ValueError:
+            raise BackendError(
+                ErrorKind.INVALID_ARGUMENT,
+                f"memory domain {number!r} is not one of 1 (Host), 2 (Device), 3 (Shared)",
+            ) from None
+
+    @property
+    def capability(self) -> Capabilities:
+        """The capability bit a device must advertise to offer this domain."""
+        return _DOMAIN_CAPABILITY[self]
+
+
+_DOMAIN_CAPABILITY = {
+    MemoryDomain.HOST: Capabilities.HOST_VISIBLE_MEMORY,
+    MemoryDomain.DEVICE: Capabilities.DEVICE_LOCAL_MEMORY,
+    MemoryDomain.SHARED: Capabilities.SHARED_MEMORY,
+}
+
+
+class AccessMode(enum.IntEnum):
+    """How a program uses a bound buffer range."""
+
+    READ = 1
+    WRITE = 2
+    READ_WRITE = 3
+
+    @classmethod
+    def from_number(cls, number: int) -> AccessMode:
+        try:
+            return cls(number)
+        except ValueError:
+            raise BackendError(
+                ErrorKind.INVALID_ARGUMENT,
+                f"access mode {number!r} is not one of 1 (Read), 2 (Write), 3 (ReadWrite)",
+            ) from None
+
+
+class BufferUsage(enum.IntFlag, boundary=enum.KEEP):
+    """What a buffer may be used for."""
+
+    TRANSFER_SOURCE = 1 << 0
+    """May be read by read_buffer."""
+    TRANSFER_DESTINATION = 1 << 1
+    """May be written by write_buffer."""
+    PROGRAM_INPUT = 1 << 2
+    PROGRAM_OUTPUT = 1 << 3
+    MUTABLE_STATE = 1 << 4
+
+    @classmethod
+    def known(cls) -> BufferUsage:
+        return cls(0b11111)
+
+    @classmethod
+    def program_visible(cls) -> BufferUsage:
+        return cls.PROGRAM_INPUT | cls.PROGRAM_OUTPUT | cls.MUTABLE_STATE
+
+
+class BufferProperties(enum.IntFlag, boundary=enum.KEEP):
+    """Properties of the real backing of an allocation."""
+
+    HOST_VISIBLE = 1 << 0
+    DEVICE_LOCAL = 1 << 1
+    DIRECT_BINDING = 1 << 2
+
+    @classmethod
+    def known(cls) -> BufferProperties:
+        return cls(0b111)

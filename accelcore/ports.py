@@ -1,0 +1,402 @@
+"""Bounded, possibly segmented byte ports (``ByteSource`` / ``ByteSink``).
+
+Providers move bytes with ``read_at`` / ``write_at`` or, when a port exposes
+them, straight from its ``segments()`` (zero-copy memoryviews). Nothing here
+coalesces segments into a transfer-sized temporary.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator, Sequence
+from typing import TYPE_CHECKING, Protocol, cast, runtime_checkable
+
+from .errors import BackendError, ErrorKind
+
+if TYPE_CHECKING:
+    from typing_extensions import Buffer
+
+__all__ = [
+    "ByteSink",
+    "ByteSource",
+    "MemorySink",
+    "MemorySource",
+    "PatternSource",
+    "TransportByteSink",
+    "TransportByteSource",
+    "TransportFault",
+    "TransportFaultKind",
+    "copy_port",
+    "sink_of",
+    "source_of",
+]
+
+
+@runtime_checkable
+class ByteSource(Protocol):
+    """A bounded byte source that may be physically segmented.
+
+    ``read_at(offset, dst)`` fills all of ``dst`` from ``offset`` or raises
+    (OUT_OF_BOUNDS past the end). ``segments()`` returns zero-copy views of
+    the whole source in order, or None when the bytes are not in memory.
+    """
+
+    def len(self) -> int: ...
+
+    def read_at(self, offset: int, dst: memoryview) -> None: ...
+
+    def contiguous(self) -> memoryview | None: ...
+
+    def segments(self) -> Sequence[memoryview] | None: ...
+
+
+@runtime_checkable
+class ByteSink(Protocol):
+    """A bounded byte destination that may be physically segmented.
+
+    ``write_at(offset, src)`` stores all of ``src`` at ``offset`` or raises
+    (OUT_OF_BOUNDS past the end). ``segments()`` returns writable zero-copy
+    views in order, or None.
+    """
+
+    def len(self) -> int: ...
+
+    def write_at(self, offset: int, src: memoryview) -> None: ...
+
+    def contiguous(self) -> memoryview | None: ...
+
+    def segments(self) -> Sequence[memoryview] | None: ...
+
+
+def _bytes_view(obj: Buffer, *, writable: bool) -> memoryview:
+    try:
+        view = memoryview(obj)
+    except TypeError:
+        raise BackendError(
+            ErrorKind.INVALID_ARGUMENT,
+            f"{type(obj).__name__} does not support the buffer protocol",
+        ) from None
+    if not view.c_contiguous:
+        raise BackendError(ErrorKind.INVALID_ARGUMENT, "byte port segments must be C-contiguous")
+    if writable and view.readonly:
+        raise BackendError(ErrorKind.INVALID_ARGUMENT, f"{type(obj).__name__} segment is read-only")
+    if view.format != "B" or view.ndim != 1:
+        view = view.cast("B")
+    return view
+
+
+def _check_range(what: str, offset: int, length: int, total: int) -> None:
+    if offset < 0 or length < 0 or offset + length > total:
+        raise BackendError(
+            ErrorKind.OUT_OF_BOUNDS,
+            f"{what} of {length} bytes at offset {offset} is outside a port of {total} bytes",
+        )
+
+
+class _Segmented:
+    """Shared segment bookkeeping for MemorySource / MemorySink."""
+
+    __slots__ = ("_length", "_segments", "_starts")
+
+    def __init__(self, segments: Sequence[memoryview]) -> None:
+        self._segments = tuple(segments)
+        starts = []
+        position = 0
+        for segment in self._segments:
+            starts.append(position)
+            position += segment.nbytes
+        self._starts = tuple(starts)
+        self._length = position
+
+    def len(self) -> int:
+        return self._length
+
+    def __len__(self) -> int:
+        return self._length
+
+    def contiguous(self) -> memoryview | None:
+        if len(self._segments) == 1:
+            return self._segments[0]
+        if not self._segments:
+            return memoryview(b"")
+        return None
+
+    def segments(self) -> Sequence[memoryview]:
+        return self._segments
+
+    def _pieces(self, offset: int, length: int) -> Iterator[tuple[memoryview, int]]:
+        """Yield (piece of a segment, position within the request) covering the range."""
+        done = 0
+        for start, segment in zip(self._starts, self._segments, strict=True):
+            end = start + segment.nbytes
+            if end <= offset + done or segment.nbytes == 0:
+                continue
+            if start >= offset + length:
+                break
+            lo = offset + done - start
+            take = min(segment.nbytes - lo, length - done)
+            yield segment[lo : lo + take], done
+            done += take
+            if done == length:
+                break
+
+
+class MemorySource(_Segmented):
+    """Zero-copy source over one or more buffer-protocol objects (bytes, numpy arrays, ...)."""
+
+    __slots__ = ()
+
+    def __init__(self, *segments: Buffer) -> None:
+        super().__init__([_bytes_view(s, writable=False) for s in segments])
+
+    def read_at(self, offset: int, dst: memoryview) -> None:
+        length = dst.nbytes
+        _check_range("read", offset, length, self._length)
+        for piece, position in self._pieces(offset, length):
+            dst[position : position + piece.nbytes] = piece
+
+
+class MemorySink(_Segmented):
+    """Zero-copy sink over one or more writable buffer-protocol objects."""
+
+    __slots__ = ()
+
+    def __init__(self, *segments: Buffer) -> None:
+        super().__init__([_bytes_view(s, writable=True) for s in segments])
+
+    def write_at(self, offset: int, src: memoryview) -> None:
+        length = src.nbytes
+        _check_range("write", offset, length, self._length)
+        for piece, position in self._pieces(offset, length):
+            piece[:] = src[position : position + piece.nbytes]
+
+
+class PatternSource:
+    """A length-only source that synthesises a repeating byte pattern (no backing memory).
+
+    Used to prove that transfers allocate nothing transfer-sized, and by benchmarks.
+    """
+
+    __slots__ = ("_length", "_pattern")
+
+    def __init__(self, length: int, pattern: bytes = b"\xa5") -> None:
+        if length < 0:
+            raise BackendError(ErrorKind.INVALID_ARGUMENT, f"length {length} is negative")
+        if not pattern:
+            raise BackendError(ErrorKind.INVALID_ARGUMENT, "pattern must be non-empty")
+        self._length = length
+        self._pattern = bytes(pattern)
+
+    def len(self) -> int:
+        return self._length
+
+    def __len__(self) -> int:
+        return self._length
+
+    def byte_at(self, position: int) -> int:
+        return self._pattern[position % len(self._pattern)]
+
+    def read_at(self, offset: int, dst: memoryview) -> None:
+        length = dst.nbytes
+        _check_range("read", offset, length, self._length)
+        if length == 0:
+            return
+        period = len(self._pattern)
+        phase = offset % period
+        unit = self._pattern[phase:] + self._pattern[:phase]
+        # Fill by doubling inside dst itself: no temporary larger than the pattern.
+        filled = min(period, length)
+        dst[:filled] = unit[:filled]
+        while filled < length:
+            take = min(filled, length - filled)
+            dst[filled : filled + take] = dst[:take]
+            filled += take
+
+    def contiguous(self) -> memoryview | None:
+        return None
+
+    def segments(self) -> Sequence[memoryview] | None:
+        return None
+
+
+def source_of(data: ByteSource | Buffer) -> ByteSource:
+    """``data`` itself if it is a ByteSource, else a zero-copy MemorySource over it."""
+    if isinstance(data, ByteSource):
+        return data
+    return MemorySource(data)
+
+
+def sink_of(data: ByteSink | Buffer) -> ByteSink:
+    """``data`` itself if it is a ByteSink, else a zero-copy MemorySink over it."""
+    if isinstance(data, ByteSink):
+        return data
+    return MemorySink(data)
+
+
+def copy_port(source: ByteSource, sink: ByteSink, *, chunk_bytes: int = 1 << 20) -> int:
+    """Copy all of ``source`` into ``sink``; returns the byte count.
+
+    Uses the sink's segments as destinations when it has them (zero temporaries);
+    otherwise stages through one buffer of at most ``chunk_bytes``.
+    """
+    total = source.len()
+    if sink.len() != total:
+        raise BackendError(
+            ErrorKind.OUT_OF_BOUNDS,
+            f"source of {total} bytes does not fit a sink of {sink.len()} bytes exactly",
+        )
+    dst_segments = sink.segments()
+    if dst_segments is not None:
+        position = 0
+        for segment in dst_segments:
+            source.read_at(position, segment)
+            position += segment.nbytes
+        return total
+    src_segments = source.segments()
+    if src_segments is not None:
+        position = 0
+        for segment in src_segments:
+            sink.write_at(position, segment)
+            position += segment.nbytes
+        return total
+    staging = memoryview(bytearray(min(chunk_bytes, total)))
+    position = 0
+    while position < total:
+        take = min(staging.nbytes, total - position)
+        source.read_at(position, staging[:take])
+        sink.write_at(position, staging[:take])
+        position += take
+    return total
+
+
+# --------------------------------------------------------------------------- transport
+
+
+class TransportFaultKind:
+    """Fault kinds a transport-owned region may report."""
+
+    OUT_OF_BOUNDS = "out_of_bounds"
+    BUSY = "busy"
+    RESET = "reset"
+    ACCESS = "access"
+
+
+_TRANSPORT_FAULT_MAP = {
+    TransportFaultKind.OUT_OF_BOUNDS: ErrorKind.OUT_OF_BOUNDS,
+    TransportFaultKind.BUSY: ErrorKind.BUSY,
+    TransportFaultKind.RESET: ErrorKind.BUSY,
+    TransportFaultKind.ACCESS: ErrorKind.DEVICE_LOST,
+}
+
+
+class TransportFault(Exception):
+    """Raised by a transport port; mapped OutOfBounds→OUT_OF_BOUNDS, Busy/Reset→BUSY, Access→DEVICE_LOST."""
+
+    def __init__(self, kind: str, message: str = "") -> None:
+        if kind not in _TRANSPORT_FAULT_MAP:
+            raise ValueError(f"unknown transport fault kind {kind!r}; use TransportFaultKind")
+        super().__init__(kind, message)
+        self.kind = kind
+        self.message = message
+
+
+def _map_fault(fault: TransportFault) -> BackendError:
+    return BackendError(_TRANSPORT_FAULT_MAP[fault.kind], f"transport fault {fault.kind}: {fault.message}")
+
+
+class TransportByteSource:
+    """Zero-copy source adapter over a transport-owned readable region.
+
+    ``region`` is a buffer-protocol object, a list of them, or a callable
+    ``read(offset, dst)`` with an explicit ``length``; ``TransportFault``\\ s
+    it raises are mapped to :class:`BackendError` kinds.
+    """
+
+    __slots__ = ("_inner", "_length", "_reader")
+
+    def __init__(
+        self,
+        region: Buffer | Sequence[Buffer] | Callable[[int, memoryview], None],
+        *,
+        length: int | None = None,
+    ) -> None:
+        self._reader: Callable[[int, memoryview], None] | None = None
+        self._inner: MemorySource | None = None
+        if callable(region):
+            if length is None:
+                raise BackendError(ErrorKind.INVALID_ARGUMENT, "a callable transport region needs length=")
+            self._reader = region
+            self._length = length
+        else:
+            parts = cast("list[Buffer]", list(region) if isinstance(region, list | tuple) else [region])
+            self._inner = MemorySource(*parts)
+            self._length = self._inner.len()
+
+    def len(self) -> int:
+        return self._length
+
+    def __len__(self) -> int:
+        return self._length
+
+    def read_at(self, offset: int, dst: memoryview) -> None:
+        _check_range("read", offset, dst.nbytes, self._length)
+        try:
+            if self._inner is not None:
+                self._inner.read_at(offset, dst)
+            else:
+                assert self._reader is not None
+                self._reader(offset, dst)
+        except TransportFault as fault:
+            raise _map_fault(fault) from fault
+
+    def contiguous(self) -> memoryview | None:
+        return self._inner.contiguous() if self._inner is not None else None
+
+    def segments(self) -> Sequence[memoryview] | None:
+        return self._inner.segments() if self._inner is not None else None
+
+
+class TransportByteSink:
+    """Zero-copy sink adapter over a transport-owned writable region (see TransportByteSource)."""
+
+    __slots__ = ("_inner", "_length", "_writer")
+
+    def __init__(
+        self,
+        region: Buffer | Sequence[Buffer] | Callable[[int, memoryview], None],
+        *,
+        length: int | None = None,
+    ) -> None:
+        self._writer: Callable[[int, memoryview], None] | None = None
+        self._inner: MemorySink | None = None
+        if callable(region):
+            if length is None:
+                raise BackendError(ErrorKind.INVALID_ARGUMENT, "a callable transport region needs length=")
+            self._writer = region
+            self._length = length
+        else:
+            parts = cast("list[Buffer]", list(region) if isinstance(region, list | tuple) else [region])
+            self._inner = MemorySink(*parts)
+            self._length = self._inner.len()
+
+    def len(self) -> int:
+        return self._length
+
+    def __len__(self) -> int:
+        return self._length
+
+    def write_at(self, offset: int, src: memoryview) -> None:
+        _check_range("write", offset, src.nbytes, self._length)
+        try:
+            if self._inner is not None:
+                self._inner.write_at(offset, src)
+            else:
+                assert self._writer is not None
+                self._writer(offset, src)
+        except TransportFault as fault:
+            raise _map_fault(fault) from fault
+
+    def contiguous(self) -> memoryview | None:
+        return self._inner.contiguous() if self._inner is not None else None
+
+    def segments(self) -> Sequence[memoryview] | None:
+        return self._inner.segments() if self._inner is not None else None

@@ -1,0 +1,188 @@
+"""Submission values: timeouts, bindings and their validators, event states."""
+
+from __future__ import annotations
+
+import enum
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import ClassVar, Generic, TypeVar
+
+from ._checks import check_u32, check_u64
+from .buffers import BufferDesc, BufferRange
+from .errors import BackendError, ErrorKind
+from .flags import AccessMode
+
+__all__ = [
+    "BindingRef",
+    "EventState",
+    "EventStatus",
+    "Timeout",
+    "validate_binding_ranges",
+    "validate_bindings",
+]
+
+B = TypeVar("B")
+
+
+@dataclass(frozen=True, slots=True)
+class Timeout:
+    """Relative timeout from admission: ``Timeout.INFINITE`` or ``Timeout.after_ns(n)`` (n > 0).
+
+    On the wire 0 means infinite.
+    """
+
+    ns: int | None = None
+
+    INFINITE: ClassVar[Timeout]
+
+    def __post_init__(self) -> None:
+        if self.ns is not None:
+            check_u64("Timeout nanoseconds", self.ns)
+            if self.ns == 0:
+                raise BackendError(
+                    ErrorKind.INVALID_ARGUMENT, "Timeout.after_ns needs a nonzero duration; use Timeout.INFINITE"
+                )
+
+    @classmethod
+    def after_ns(cls, ns: int) -> Timeout:
+        return cls(ns)
+
+    @property
+    def is_infinite(self) -> bool:
+        return self.ns is None
+
+    def to_wire(self) -> int:
+        return 0 if self.ns is None else self.ns
+
+    @classmethod
+    def from_wire(cls, value: int) -> Timeout:
+        check_u64("Timeout wire value", value)
+        return cls.INFINITE if value == 0 else cls(value)
+
+
+Timeout.INFINITE = Timeout(None)
+
+
+@dataclass(frozen=True, slots=True)
+class BindingRef(Generic[B]):
+    """One borrowed program binding: ``slot`` names the program argument; ``range`` of ``buffer``."""
+
+    slot: int
+    buffer: B
+    range: BufferRange
+    access: AccessMode
+
+    def __post_init__(self) -> None:
+        check_u32("BindingRef.slot", self.slot)
+        object.__setattr__(self, "access", AccessMode.from_number(int(self.access)))
+
+    @staticmethod
+    def validate_for_submit(
+        bindings: Sequence[BindingRef[B]],
+        descs: Sequence[BufferDesc],
+        max_bindings: int,
+    ) -> None:
+        """Host-side check before ``submit``: :func:`validate_bindings`, then a
+        ``descs`` length mismatch → INVALID_ARGUMENT, then an access the buffer's
+        usage does not allow → PERMISSION_DENIED."""
+        validate_bindings(bindings, max_bindings)
+        if len(descs) != len(bindings):
+            raise BackendError(
+                ErrorKind.INVALID_ARGUMENT,
+                f"{len(bindings)} bindings but {len(descs)} buffer descriptions",
+            )
+        for binding, desc in zip(bindings, descs, strict=True):
+            if not desc.allows_access(binding.access):
+                raise BackendError(
+                    ErrorKind.PERMISSION_DENIED,
+                    f"slot {binding.slot}: access {binding.access.name} is not allowed by buffer usage {desc.usage!r}",
+                )
+
+
+def validate_bindings(bindings: Sequence[BindingRef[B]], max_bindings: int) -> None:
+    """Empty or more than ``max_bindings`` → RESOURCE_LIMIT; a repeated slot → INVALID_ARGUMENT.
+
+    Order has no meaning: the slot, not the position, names the argument.
+    """
+    count = len(bindings)
+    if count == 0:
+        raise BackendError(ErrorKind.RESOURCE_LIMIT, "a submission needs at least one binding")
+    if count > max_bindings:
+        raise BackendError(
+            ErrorKind.RESOURCE_LIMIT,
+            f"{count} bindings exceed max_bindings_per_submission {max_bindings}",
+        )
+    seen: set[int] = set()
+    for binding in bindings:
+        if binding.slot in seen:
+            raise BackendError(ErrorKind.INVALID_ARGUMENT, f"slot {binding.slot} is bound more than once")
+        seen.add(binding.slot)
+
+
+def validate_binding_ranges(bindings: Sequence[BindingRef[B]], descs: Sequence[BufferDesc]) -> None:
+    """A binding range that ends past its buffer → OUT_OF_BOUNDS."""
+    for binding, desc in zip(bindings, descs, strict=True):
+        if binding.range.end() > desc.bytes:
+            raise BackendError(
+                ErrorKind.OUT_OF_BOUNDS,
+                f"slot {binding.slot}: range {binding.range.offset}..{binding.range.end()} "
+                f"ends past the buffer's {desc.bytes} bytes",
+            )
+
+
+class EventStatus(enum.Enum):
+    PENDING = "pending"
+    COMPLETE = "complete"
+    FAILED = "failed"
+    CANCELLED = "cancelled"
+
+
+@dataclass(frozen=True, slots=True)
+class EventState:
+    """Pending, Complete, Failed(error) or Cancelled. A terminal state never changes once observed.
+
+    Use the shared constants ``EventState.PENDING`` / ``COMPLETE`` / ``CANCELLED``
+    and ``EventState.failed(error)`` (providers keep the failed state object, so
+    polling allocates nothing).
+    """
+
+    status: EventStatus
+    error: BackendError | None = None
+
+    PENDING: ClassVar[EventState]
+    COMPLETE: ClassVar[EventState]
+    CANCELLED: ClassVar[EventState]
+
+    def __post_init__(self) -> None:
+        if (self.status is EventStatus.FAILED) != (self.error is not None):
+            raise ValueError("EventState carries an error exactly when it is FAILED")
+
+    @classmethod
+    def failed(cls, error: BackendError) -> EventState:
+        return cls(EventStatus.FAILED, error)
+
+    @property
+    def is_terminal(self) -> bool:
+        return self.status is not EventStatus.PENDING
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, EventState):
+            return NotImplemented
+        if self.status is not other.status:
+            return False
+        if self.error is None or other.error is None:
+            return self.error is other.error
+        return self.error.kind is other.error.kind
+
+    def __hash__(self) -> int:
+        return hash((self.status, None if self.error is None else self.error.kind))
+
+    def __str__(self) -> str:
+        if self.error is not None:
+            return f"Failed({self.error.kind.name})"
+        return self.status.name.capitalize()
+
+
+EventState.PENDING = EventState(EventStatus.PENDING)
+EventState.COMPLETE = EventState(EventStatus.COMPLETE)
+EventState.CANCELLED = EventState(EventStatus.CANCELLED)

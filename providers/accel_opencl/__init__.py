@@ -1,0 +1,1 @@
+"""OpenCL provider (placeholder until the provider issue)."""

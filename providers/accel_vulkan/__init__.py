@@ -1,0 +1,1 @@
+"""Vulkan provider (placeholder until the provider issue)."""

@@ -1,0 +1,1 @@
+"""The ``accel`` command-line tool."""
