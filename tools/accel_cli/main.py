@@ -1,16 +1,43 @@
-"""Entry point of the ``accel`` console script (version only until the CLI issue lands)."""
+"""Entry point of the ``accel`` console script: the click group and its subcommands.
+
+Importing this module sets the environment defaults of
+:mod:`accel_cli.environment` (RUSTICL_ENABLE=swrast unless already set), so
+they are in place before any provider enumerates devices.
+"""
 
 from __future__ import annotations
 
-import sys
+import click
 
 import accelcore
 
+from .environment import apply_defaults
 
-def main(argv: list[str] | None = None) -> int:
-    print(f"accel {accelcore.__version__}")
-    return 0
+apply_defaults()
+
+from .commands.devices import devices  # noqa: E402  (after the environment defaults)
+
+__all__ = ["main"]
+
+
+@click.group(context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100})
+@click.version_option(accelcore.__version__, prog_name="accel")
+def main() -> None:
+    """accel: drive compute devices through the accelcore contract.
+
+    Devices are named by one selector grammar everywhere: PROVIDER:INDEX
+    (opencl:0), PROVIDER:UUID, PROVIDER:GLOB ('opencl:*pocl*', case-insensitive
+    over the device name) or a bare GLOB across providers. ACCEL_DEVICE sets
+    the default for commands that take one DEVICE.
+
+    Exit status: 0 ok, 1 failures found (conformance, run), 2 bad usage or
+    selector, 3 an input file was refused, 4 the device or provider failed.
+    """
+    apply_defaults()
+
+
+main.add_command(devices)
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    main()

@@ -1,0 +1,7 @@
+"""``python -m accel_cli`` is ``accel``."""
+
+from __future__ import annotations
+
+from .main import main
+
+main()

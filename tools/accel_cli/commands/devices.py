@@ -1,0 +1,78 @@
+"""``accel devices``: every device of every installed provider, and why a provider offers none."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import click
+from rich.table import Table
+
+from ..inventory import Inventory, discover
+from ..render import console, emit_json, error_boundary, hexuuid, set_json_mode
+
+__all__ = ["devices", "inventory_json"]
+
+
+def inventory_json(inventory: Inventory) -> dict[str, Any]:
+    """The ``accel devices --json`` document (schema: accel_cli/schemas/devices.schema.json)."""
+    return {
+        "schema": "accel-devices/1",
+        "devices": [
+            {
+                "id": entry.device_id,
+                "provider": entry.provider,
+                "index": entry.index,
+                "name": entry.name,
+                "uuid": hexuuid(entry.uuid),
+                "native": {str(k): str(v) for k, v in entry.native.items()},
+            }
+            for entry in inventory.devices
+        ],
+        "providers": [
+            {"name": p.name, "available": p.available, "reason": p.reason or None, "devices": p.device_count}
+            for p in inventory.providers
+        ],
+    }
+
+
+@click.command()
+@click.option("--json", "as_json", is_flag=True, help="Print the listing as JSON (schema accel-devices/1).")
+@click.option("-v", "--verbose", is_flag=True, help="Also show each device's native facts.")
+@error_boundary
+def devices(as_json: bool, verbose: bool) -> None:
+    """List every device of every installed provider.
+
+    The ID column (PROVIDER:INDEX) is accepted by every command that takes a
+    DEVICE, as are PROVIDER:UUID, a name glob PROVIDER:'*pocl*' and a bare glob
+    across providers. A provider whose driver stack is missing or broken is
+    listed with the reason instead of its devices.
+    """
+    set_json_mode(as_json)
+    inventory = discover()
+    if as_json:
+        emit_json(inventory_json(inventory))
+        return
+    out = console()
+    table = Table(title="Devices", title_justify="left")
+    table.add_column("ID", style="bold cyan", no_wrap=True)
+    table.add_column("Name")
+    table.add_column("UUID", no_wrap=True)
+    if verbose:
+        table.add_column("Native facts")
+    for entry in inventory.devices:
+        row = [entry.device_id, entry.name, hexuuid(entry.uuid)]
+        if verbose:
+            row.append("\n".join(f"{k}: {v}" for k, v in entry.native.items()))
+        table.add_row(*row)
+    out.print(table)
+    providers = Table(title="Providers", title_justify="left")
+    providers.add_column("Provider", style="bold")
+    providers.add_column("Status")
+    providers.add_column("Devices", justify="right")
+    providers.add_column("Reason")
+    for status in inventory.providers:
+        state = "[green]available[/green]" if status.available else "[red]unavailable[/red]"
+        providers.add_row(status.name, state, str(status.device_count), status.reason)
+    out.print(providers)
+    if not inventory.devices:
+        out.print("No device found. See the reasons above; docs/cli.md lists the driver packages.")

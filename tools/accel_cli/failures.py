@@ -1,0 +1,76 @@
+"""The CLI's own failures: each carries its exit status and, for ``--json``, a machine-readable form.
+
+Commands raise these (never bare exceptions); :func:`accel_cli.app.main` prints
+the message to stderr (and a JSON error object to stdout under ``--json``) and
+exits with the status.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import click
+
+from accelcore.errors import BackendError
+
+from .exitcodes import ExitCode
+
+__all__ = ["CliFailure", "DeviceFailure", "InputRejected", "UsageProblem", "from_backend_error"]
+
+
+class CliFailure(click.ClickException):
+    """Base: ``argument`` names the bad argument or option when there is one."""
+
+    code: ExitCode = ExitCode.FAILED
+    kind = "failed"
+
+    def __init__(self, message: str, *, argument: str | None = None, error_kind: str | None = None) -> None:
+        super().__init__(message)
+        self.exit_code = int(self.code)
+        self.argument = argument
+        self.error_kind = error_kind
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "error": {
+                "kind": self.kind,
+                "exit_code": self.exit_code,
+                "argument": self.argument,
+                "backend_error": self.error_kind,
+                "message": self.message,
+            }
+        }
+
+    def format_message(self) -> str:
+        prefix = f"{self.argument}: " if self.argument else ""
+        return prefix + self.message
+
+
+class UsageProblem(CliFailure):
+    """A bad option or argument value (exit 2)."""
+
+    code = ExitCode.USAGE
+    kind = "usage"
+
+
+class InputRejected(CliFailure):
+    """An input file is malformed or refused (exit 3)."""
+
+    code = ExitCode.INVALID_INPUT
+    kind = "invalid-input"
+
+
+class DeviceFailure(CliFailure):
+    """The device or its provider failed (exit 4)."""
+
+    code = ExitCode.DEVICE_ERROR
+    kind = "device"
+
+
+def from_backend_error(error: BackendError, *, argument: str | None = None, during: str = "") -> CliFailure:
+    """Map a BackendError: INVALID_ARGUMENT / UNSUPPORTED / INCOMPATIBLE about an input → InputRejected,
+    anything else → DeviceFailure. The message keeps the kind and the native call."""
+    what = f"{during}: {error}" if during else str(error)
+    if argument is not None:
+        return InputRejected(what, argument=argument, error_kind=error.kind.name)
+    return DeviceFailure(what, error_kind=error.kind.name)
