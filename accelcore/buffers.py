@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Generic, TypeVar
 
-from ._checks import U64_MAX, check_u64, is_power_of_two
+from ._checks import U64_MAX, check_u32, check_u64, is_power_of_two
 from .errors import BackendError, ErrorKind
 from .flags import AccessMode, BufferProperties, BufferUsage, MemoryDomain
 
@@ -47,8 +47,8 @@ class BufferDesc:
             raise _invalid("BufferDesc.bytes must be nonzero")
         if not is_power_of_two(self.alignment):
             raise _invalid(f"BufferDesc.alignment = {self.alignment} is not a nonzero power of two")
-        object.__setattr__(self, "domain", MemoryDomain.from_number(int(self.domain)))
-        usage = int(self.usage)
+        object.__setattr__(self, "domain", MemoryDomain.from_number(self.domain))
+        usage = check_u32("BufferDesc.usage", self.usage)
         if usage == 0:
             raise _invalid("BufferDesc.usage is empty; name at least one BufferUsage bit")
         unknown = usage & ~int(BufferUsage.known())
@@ -58,9 +58,10 @@ class BufferDesc:
 
     def allows_access(self, mode: AccessMode) -> bool:
         """Whether the usage permits a program binding with ``mode``."""
-        return bool(self.usage & _ACCESS_NEEDS[AccessMode.from_number(int(mode))])
+        return bool(self.usage & _ACCESS_NEEDS[AccessMode.from_number(mode)])
 
     def is_program_visible(self) -> bool:
+        """Whether a program may bind it: any of PROGRAM_INPUT, PROGRAM_OUTPUT, MUTABLE_STATE."""
         return bool(self.usage & BufferUsage.program_visible())
 
 
@@ -68,9 +69,10 @@ class BufferDesc:
 class BufferInfo:
     """Verified properties of one provider allocation for ``desc``.
 
-    Zero values or unknown property bits → INVALID_ARGUMENT; a backing smaller
-    than requested, a non-power-of-two or weaker alignment, missing domain
-    properties or a program-visible buffer without DIRECT_BINDING → INCOMPATIBLE.
+    Zero ``allocation_bytes`` / ``alignment`` or unknown property bits →
+    INVALID_ARGUMENT; a backing smaller than requested, a non-power-of-two or
+    weaker alignment, missing domain properties (an empty property set included)
+    or a program-visible buffer without DIRECT_BINDING → INCOMPATIBLE.
     """
 
     desc: BufferDesc
@@ -79,18 +81,20 @@ class BufferInfo:
     properties: BufferProperties
 
     def __post_init__(self) -> None:
+        if not isinstance(self.desc, BufferDesc):
+            raise _invalid(f"BufferInfo.desc must be a BufferDesc, got {type(self.desc).__name__}")
         check_u64("BufferInfo.allocation_bytes", self.allocation_bytes)
         check_u64("BufferInfo.alignment", self.alignment)
-        props = int(self.properties)
+        props = check_u32("BufferInfo.properties", self.properties)
         if self.allocation_bytes == 0:
             raise _invalid("BufferInfo.allocation_bytes must be nonzero")
         if self.alignment == 0:
             raise _invalid("BufferInfo.alignment must be nonzero")
-        if props == 0:
-            raise _invalid("BufferInfo.properties is empty")
         unknown = props & ~int(BufferProperties.known())
         if unknown:
-            raise _invalid(f"BufferInfo.properties has unknown bits {unknown:#x}")
+            raise _invalid(
+                f"BufferInfo.properties has unknown bits {unknown:#x} (known: {int(BufferProperties.known()):#x})"
+            )
         object.__setattr__(self, "properties", BufferProperties(props))
         desc = self.desc
         if self.allocation_bytes < desc.bytes:

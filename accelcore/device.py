@@ -5,7 +5,7 @@ from __future__ import annotations
 import dataclasses
 from dataclasses import dataclass
 
-from ._checks import check_u32, check_u64
+from ._checks import U16_MAX, check_u32, check_u64, check_uint
 from .buffers import BufferDesc, BufferInfo
 from .errors import BackendError, DeviceInfoError, DeviceInfoErrorKind, ErrorKind
 from .flags import AcceleratorClass, Capabilities, ContextFlags, QueueFlags
@@ -26,8 +26,16 @@ class DeviceIdentity:
     device_id: int
 
     def __post_init__(self) -> None:
-        if not isinstance(self.uuid, bytes) or len(self.uuid) != 16:
+        uuid = self.uuid
+        if isinstance(uuid, bytearray | memoryview):
+            uuid = bytes(uuid)
+        if not isinstance(uuid, bytes) or len(uuid) != 16:
             raise BackendError(ErrorKind.INVALID_ARGUMENT, f"DeviceIdentity.uuid must be 16 bytes, got {self.uuid!r}")
+        object.__setattr__(self, "uuid", uuid)
+        if not isinstance(self.class_, AcceleratorClass):
+            object.__setattr__(
+                self, "class_", AcceleratorClass(check_uint("DeviceIdentity.class_", self.class_, U16_MAX))
+            )
         check_u32("DeviceIdentity.vendor_id", self.vendor_id)
         check_u32("DeviceIdentity.device_id", self.device_id)
 
@@ -69,7 +77,7 @@ class ContextDesc:
     flags: ContextFlags = _NO_CONTEXT_FLAGS
 
     def __post_init__(self) -> None:
-        check_u32("ContextDesc.flags", int(self.flags))
+        check_u32("ContextDesc.flags", self.flags)
         object.__setattr__(self, "flags", ContextFlags(int(self.flags)))
 
 
@@ -80,7 +88,7 @@ class QueueDesc:
     flags: QueueFlags = _NO_QUEUE_FLAGS
 
     def __post_init__(self) -> None:
-        check_u32("QueueDesc.flags", int(self.flags))
+        check_u32("QueueDesc.flags", self.flags)
         object.__setattr__(self, "flags", QueueFlags(int(self.flags)))
 
 
@@ -93,7 +101,15 @@ class DeviceInfo:
     limits: DeviceLimits
 
     def __post_init__(self) -> None:
-        check_u32("Capabilities (high word)", int(self.capabilities) >> 32)
+        if not isinstance(self.identity, DeviceIdentity):
+            raise BackendError(
+                ErrorKind.INVALID_ARGUMENT, f"DeviceInfo.identity must be a DeviceIdentity, got {self.identity!r}"
+            )
+        if not isinstance(self.limits, DeviceLimits):
+            raise BackendError(
+                ErrorKind.INVALID_ARGUMENT, f"DeviceInfo.limits must be a DeviceLimits, got {self.limits!r}"
+            )
+        check_u64("DeviceInfo.capabilities", self.capabilities)
         object.__setattr__(self, "capabilities", Capabilities(int(self.capabilities)))
 
     def validate(self) -> None:
@@ -139,7 +155,7 @@ class DeviceInfo:
                 ErrorKind.RESOURCE_LIMIT,
                 f"buffer of {desc.bytes} bytes exceeds max_buffer_bytes {self.limits.max_buffer_bytes}",
             )
-        if not self.capabilities & desc.domain.capability:
+        if not self.capabilities.supports_memory_domain(desc.domain):
             raise BackendError(
                 ErrorKind.UNSUPPORTED,
                 f"memory domain {desc.domain.name} is not offered by this device "

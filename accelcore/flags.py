@@ -73,6 +73,11 @@ class Capabilities(enum.IntFlag, boundary=enum.KEEP):
     def reserved(cls) -> Capabilities:
         return cls.EXTERNAL_MEMORY | cls.SECURE_CONTEXTS
 
+    def supports_memory_domain(self, domain: MemoryDomain) -> bool:
+        """Whether these capabilities offer allocations in ``domain``."""
+        needed = MemoryDomain.from_number(domain).capability
+        return self & needed == needed
+
 
 class ContextFlags(enum.IntFlag, boundary=enum.KEEP):
     """Context intent flags (u32). Only the empty set is supported."""
@@ -96,14 +101,14 @@ class MemoryDomain(enum.IntEnum):
     SHARED = 3
 
     @classmethod
-    def from_number(cls, number: int) -> MemoryDomain:
-        try:
+    def from_number(cls, number: object) -> MemoryDomain:
+        """The domain numbered ``number``; anything but 1, 2 or 3 → INVALID_ARGUMENT."""
+        if isinstance(number, int) and not isinstance(number, bool) and number in _DOMAIN_NUMBERS:
             return cls(number)
-        except ValueError:
-            raise BackendError(
-                ErrorKind.INVALID_ARGUMENT,
-                f"memory domain {number!r} is not one of 1 (Host), 2 (Device), 3 (Shared)",
-            ) from None
+        raise BackendError(
+            ErrorKind.INVALID_ARGUMENT,
+            f"memory domain {number!r} is not one of 1 (Host), 2 (Device), 3 (Shared)",
+        )
 
     @property
     def capability(self) -> Capabilities:
@@ -111,6 +116,7 @@ class MemoryDomain(enum.IntEnum):
         return _DOMAIN_CAPABILITY[self]
 
 
+_DOMAIN_NUMBERS = frozenset(int(d) for d in MemoryDomain)
 _DOMAIN_CAPABILITY = {
     MemoryDomain.HOST: Capabilities.HOST_VISIBLE_MEMORY,
     MemoryDomain.DEVICE: Capabilities.DEVICE_LOCAL_MEMORY,
@@ -126,14 +132,17 @@ class AccessMode(enum.IntEnum):
     READ_WRITE = 3
 
     @classmethod
-    def from_number(cls, number: int) -> AccessMode:
-        try:
+    def from_number(cls, number: object) -> AccessMode:
+        """The mode numbered ``number``; anything but 1, 2 or 3 → INVALID_ARGUMENT."""
+        if isinstance(number, int) and not isinstance(number, bool) and number in _ACCESS_NUMBERS:
             return cls(number)
-        except ValueError:
-            raise BackendError(
-                ErrorKind.INVALID_ARGUMENT,
-                f"access mode {number!r} is not one of 1 (Read), 2 (Write), 3 (ReadWrite)",
-            ) from None
+        raise BackendError(
+            ErrorKind.INVALID_ARGUMENT,
+            f"access mode {number!r} is not one of 1 (Read), 2 (Write), 3 (ReadWrite)",
+        )
+
+
+_ACCESS_NUMBERS = frozenset(int(m) for m in AccessMode)
 
 
 class BufferUsage(enum.IntFlag, boundary=enum.KEEP):

@@ -7,9 +7,12 @@ coalesces segments into a transfer-sized temporary.
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Callable, Iterator, Sequence
+from pickle import PickleBuffer
 from typing import TYPE_CHECKING, Protocol, cast, runtime_checkable
 
+from ._checks import check_u64
 from .errors import BackendError, ErrorKind
 
 if TYPE_CHECKING:
@@ -68,23 +71,48 @@ class ByteSink(Protocol):
 
 
 def _bytes_view(obj: Buffer, *, writable: bool) -> memoryview:
-    try:
-        view = memoryview(obj)
-    except TypeError:
+    """A flat, unsigned-byte memoryview over ``obj``'s memory (never a copy).
+
+    Any C-contiguous buffer-protocol object of any item format and shape
+    (zero-size and 0-d included) is accepted; anything else → INVALID_ARGUMENT.
+    """
+    if type(obj) is memoryview and obj.format == "B" and obj.ndim == 1 and obj.c_contiguous:
+        view = obj
+    else:
+        try:
+            view = memoryview(obj)
+        except (TypeError, ValueError, BufferError) as error:
+            view = _numpy_bytes_view(obj, error)
+    if not view.c_contiguous:
         raise BackendError(
             ErrorKind.INVALID_ARGUMENT,
-            f"{type(obj).__name__} does not support the buffer protocol",
-        ) from None
-    if not view.c_contiguous:
-        raise BackendError(ErrorKind.INVALID_ARGUMENT, "byte port segments must be C-contiguous")
+            f"{type(obj).__name__} segment of shape {view.shape} is not C-contiguous; pass a C-contiguous copy",
+        )
     if writable and view.readonly:
-        raise BackendError(ErrorKind.INVALID_ARGUMENT, f"{type(obj).__name__} segment is read-only")
+        raise BackendError(
+            ErrorKind.INVALID_ARGUMENT, f"{type(obj).__name__} segment is read-only; a sink needs writable memory"
+        )
     if view.format != "B" or view.ndim != 1:
-        view = view.cast("B")
+        # PickleBuffer.raw() reinterprets any contiguous buffer as flat bytes without a copy;
+        # memoryview.cast refuses zero-size multi-dimensional shapes.
+        view = PickleBuffer(view).raw()
     return view
 
 
+def _numpy_bytes_view(obj: object, error: Exception) -> memoryview:
+    """Byte view of a numpy array whose dtype cannot be exported (datetime64, ...)."""
+    numpy = sys.modules.get("numpy")
+    if numpy is not None and isinstance(obj, numpy.ndarray) and obj.flags.c_contiguous:
+        return memoryview(obj.reshape(-1).view(numpy.uint8))
+    raise BackendError(
+        ErrorKind.INVALID_ARGUMENT,
+        f"{type(obj).__name__} does not expose its memory through the buffer protocol ({error})",
+    ) from None
+
+
 def _check_range(what: str, offset: int, length: int, total: int) -> None:
+    if isinstance(offset, bool) or not isinstance(offset, int):
+        raise BackendError(ErrorKind.INVALID_ARGUMENT, f"{what} offset must be an integer, got {offset!r}")
     if offset < 0 or length < 0 or offset + length > total:
         raise BackendError(
             ErrorKind.OUT_OF_BOUNDS,
@@ -149,6 +177,7 @@ class MemorySource(_Segmented):
         super().__init__([_bytes_view(s, writable=False) for s in segments])
 
     def read_at(self, offset: int, dst: memoryview) -> None:
+        dst = _bytes_view(dst, writable=True)
         length = dst.nbytes
         _check_range("read", offset, length, self._length)
         for piece, position in self._pieces(offset, length):
@@ -164,6 +193,7 @@ class MemorySink(_Segmented):
         super().__init__([_bytes_view(s, writable=True) for s in segments])
 
     def write_at(self, offset: int, src: memoryview) -> None:
+        src = _bytes_view(src, writable=False)
         length = src.nbytes
         _check_range("write", offset, length, self._length)
         for piece, position in self._pieces(offset, length):
@@ -179,8 +209,7 @@ class PatternSource:
     __slots__ = ("_length", "_pattern")
 
     def __init__(self, length: int, pattern: bytes = b"\xa5") -> None:
-        if length < 0:
-            raise BackendError(ErrorKind.INVALID_ARGUMENT, f"length {length} is negative")
+        check_u64("PatternSource length", length)
         if not pattern:
             raise BackendError(ErrorKind.INVALID_ARGUMENT, "pattern must be non-empty")
         self._length = length
@@ -196,6 +225,7 @@ class PatternSource:
         return self._pattern[position % len(self._pattern)]
 
     def read_at(self, offset: int, dst: memoryview) -> None:
+        dst = _bytes_view(dst, writable=True)
         length = dst.nbytes
         _check_range("read", offset, length, self._length)
         if length == 0:
@@ -325,7 +355,7 @@ class TransportByteSource:
             if length is None:
                 raise BackendError(ErrorKind.INVALID_ARGUMENT, "a callable transport region needs length=")
             self._reader = region
-            self._length = length
+            self._length = check_u64("TransportByteSource length", length)
         else:
             parts = cast("list[Buffer]", list(region) if isinstance(region, list | tuple) else [region])
             self._inner = MemorySource(*parts)
@@ -338,6 +368,7 @@ class TransportByteSource:
         return self._length
 
     def read_at(self, offset: int, dst: memoryview) -> None:
+        dst = _bytes_view(dst, writable=True)
         _check_range("read", offset, dst.nbytes, self._length)
         try:
             if self._inner is not None:
@@ -372,7 +403,7 @@ class TransportByteSink:
             if length is None:
                 raise BackendError(ErrorKind.INVALID_ARGUMENT, "a callable transport region needs length=")
             self._writer = region
-            self._length = length
+            self._length = check_u64("TransportByteSink length", length)
         else:
             parts = cast("list[Buffer]", list(region) if isinstance(region, list | tuple) else [region])
             self._inner = MemorySink(*parts)
@@ -385,6 +416,7 @@ class TransportByteSink:
         return self._length
 
     def write_at(self, offset: int, src: memoryview) -> None:
+        src = _bytes_view(src, writable=False)
         _check_range("write", offset, src.nbytes, self._length)
         try:
             if self._inner is not None:

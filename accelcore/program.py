@@ -6,7 +6,7 @@ from dataclasses import dataclass
 
 from ._checks import check_u32, check_u64
 from .errors import BackendError, ErrorKind
-from .ports import ByteSource
+from .ports import ByteSource, source_of
 
 __all__ = ["ArtifactFormat", "ArtifactRef", "TargetIdentity"]
 
@@ -66,6 +66,16 @@ class ArtifactRef:
     resident_bytes: int
 
     def __post_init__(self) -> None:
+        if not isinstance(self.format, ArtifactFormat):
+            raise BackendError(
+                ErrorKind.INVALID_ARGUMENT, f"ArtifactRef.format must be an ArtifactFormat, got {self.format!r}"
+            )
+        if not isinstance(self.target, TargetIdentity):
+            raise BackendError(
+                ErrorKind.INVALID_ARGUMENT, f"ArtifactRef.target must be a TargetIdentity, got {self.target!r}"
+            )
+        # A plain buffer-protocol payload is wrapped zero-copy; anything else → INVALID_ARGUMENT.
+        object.__setattr__(self, "payload", source_of(self.payload))
         check_u64("ArtifactRef.resident_bytes", self.resident_bytes)
         if self.resident_bytes == 0:
             raise BackendError(ErrorKind.INVALID_ARGUMENT, "ArtifactRef.resident_bytes must be nonzero")
