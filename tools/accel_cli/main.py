@@ -15,7 +15,8 @@ from .environment import apply_defaults
 
 apply_defaults()
 
-from .commands.devices import devices  # noqa: E402  (after the environment defaults)
+from .commands.conformance import conformance  # noqa: E402  (after the environment defaults)
+from .commands.devices import devices  # noqa: E402
 
 __all__ = ["main"]
 
@@ -37,6 +38,7 @@ def main() -> None:
 
 
 main.add_command(devices)
+main.add_command(conformance)
 
 
 if __name__ == "__main__":

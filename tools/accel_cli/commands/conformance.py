@@ -1,0 +1,229 @@
+"""``accel conformance``: the suite on many devices (one worker process each), as a matrix."""
+
+from __future__ import annotations
+
+import json
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+
+import click
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TaskID, TextColumn, TimeElapsedColumn
+from rich.table import Table
+
+from ..duration import parse_duration
+from ..exitcodes import ExitCode
+from ..expectations import Expectation, ExpectationError, load_expectations
+from ..failures import DeviceFailure, InputRejected, UsageProblem
+from ..html_report import matrix_to_html
+from ..inventory import discover
+from ..junit import matrix_to_junit
+from ..matrix import Matrix, MatrixFormatError, load_matrix, now_iso, with_unique_labels
+from ..orchestrate import DeviceProgress, run_devices
+from ..render import console, error_boundary, set_json_mode
+
+__all__ = ["conformance"]
+
+_STYLE = {"pass": "green", "fail": "bold red", "skip": "dim", "xfail": "yellow", "xpass": "bold blue"}
+_TEXT = {"pass": "pass", "fail": "FAIL", "skip": "skip", "xfail": "xfail", "xpass": "XPASS"}
+
+
+class _Reporter:
+    """Per-device progress on stderr: a live bar on a terminal, one line per event otherwise."""
+
+    def __init__(self) -> None:
+        self.live = sys.stderr.isatty()
+        self.console = console(stderr=True)
+        self.progress: Progress | None = None
+        self.tasks: dict[str, TaskID] = {}
+        if self.live:
+            self.progress = Progress(
+                TextColumn("{task.description}"),
+                BarColumn(),
+                MofNCompleteColumn(),
+                TextColumn("{task.fields[state]}"),
+                TimeElapsedColumn(),
+                console=self.console,
+            )
+
+    def __enter__(self) -> _Reporter:
+        if self.progress is not None:
+            self.progress.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        if self.progress is not None:
+            self.progress.stop()
+
+    def update(self, state: DeviceProgress) -> None:
+        device_id = state.entry.device_id
+        failed = sum(1 for r in state.done if r.get("status") == "failed")
+        summary = f"{len(state.done)} cases, {failed} failed"
+        if self.progress is not None:
+            if device_id not in self.tasks:
+                self.tasks[device_id] = self.progress.add_task(
+                    f"{device_id} {state.entry.name}", total=None, state="starting"
+                )
+            task = self.tasks[device_id]
+            label = state.outcome if state.finished else (state.done[-1]["id"] if state.done else "starting")
+            self.progress.update(
+                task, total=len(state.planned) or None, completed=len(state.done), state=f"{label} ({failed} failed)"
+            )
+            return
+        if not state.finished and not state.done and not state.planned:
+            self.console.print(f"{device_id} {state.entry.name}: started")
+        elif state.finished:
+            self.console.print(f"{device_id} {state.entry.name}: {state.outcome}, {summary}")
+
+
+def _print_matrix(matrix: Matrix, *, reasons: bool, strict: bool) -> None:
+    out = console()
+    table = Table(title="Conformance matrix", title_justify="left")
+    table.add_column("case", style="bold", no_wrap=True)
+    for run in matrix.runs:
+        table.add_column(f"{run.label}\n{run.device.name}", justify="center")
+    for case_id in matrix.case_ids:
+        row = [case_id]
+        for run in matrix.runs:
+            cell = run.cell(case_id)
+            if cell is None:
+                row.append("[dim]—[/dim]")
+            else:
+                row.append(f"[{_STYLE.get(cell.verdict, '')}]{_TEXT.get(cell.verdict, cell.verdict)}[/]")
+        table.add_row(*row)
+    out.print(table)
+    if reasons:
+        for run in matrix.runs:
+            for cell in run.cases:
+                if cell.verdict == "pass" and not cell.reason:
+                    continue
+                why = cell.reason or "(no reason given)"
+                if cell.expectation:
+                    why = f"expected ({cell.expectation.get('date')}): {cell.expectation.get('reason')} | {why}"
+                out.print(f"[{_STYLE.get(cell.verdict, '')}]{run.label} {cell.id} {cell.verdict}[/]: {why}")
+    counts = matrix.counts()
+    summary = ", ".join(f"{n} {k}" for k, n in counts.items() if n)
+    failures = matrix.unexpected_failures()
+    passes = matrix.unexpected_passes()
+    verdict = "OK" if matrix.ok(strict=strict) else "FAILED"
+    out.print(f"{verdict}: {summary or 'no cases'} on {len(matrix.runs)} device(s)")
+    for run, cell in failures:
+        out.print(f"  unexpected failure: {run.label} {cell.id}: {cell.reason.splitlines()[0] if cell.reason else ''}")
+    for run, cell in passes:
+        note = "" if strict else " (not an error without --strict)"
+        out.print(f"  expected failure passed: {run.label} {cell.id}{note}")
+
+
+def _load_expect(path: Path | None) -> list[Expectation] | None:
+    if path is None:
+        return None
+    try:
+        return load_expectations(path)
+    except ExpectationError as exc:
+        raise InputRejected(str(exc), argument="--expect") from None
+
+
+def _write(path: str, text: str, option: str) -> None:
+    if path == "-":
+        click.echo(text, nl=False)
+        return
+    try:
+        Path(path).write_text(text, encoding="utf-8")
+    except OSError as exc:
+        raise UsageProblem(f"cannot write {path}: {exc.strerror}", argument=option) from None
+
+
+@click.command()
+@click.argument("devices", nargs=-1, metavar="[DEVICE...]")
+@click.option(
+    "--json",
+    "json_path",
+    metavar="FILE",
+    help="Write the matrix as JSON (schema accel-conformance-matrix/1); - = stdout.",
+)
+@click.option("--junit", "junit_path", metavar="FILE", help="Write JUnit XML (one testsuite per device); - = stdout.")
+@click.option("--html", "html_path", metavar="FILE", help="Write the matrix as a self-contained HTML page.")
+@click.option(
+    "--expect",
+    "expect_path",
+    type=click.Path(path_type=Path),
+    help="Known failures (TOML [[expected-failure]] with device, case, reason, date); see docs/cli.md.",
+)
+@click.option("--strict", is_flag=True, help="An expected failure that passes is an error (exit 1).")
+@click.option(
+    "--merge",
+    is_flag=True,
+    help="Do not run anything: the arguments are --json reports (from several machines) to combine into one matrix.",
+)
+@click.option("--reasons", is_flag=True, help="Print the reason of every non-passing cell (and pass notes).")
+@click.option("--case", "cases", multiple=True, metavar="ID", help="Run only this case id (or prefix ending in '.').")
+@click.option(
+    "--device-timeout", default="10m", show_default=True, metavar="DURATION", help="Kill a device's worker after this."
+)
+@click.option("--jobs", default=1, show_default=True, type=click.IntRange(1, 64), help="Devices run at the same time.")
+@error_boundary
+def conformance(
+    devices: Sequence[str],
+    json_path: str | None,
+    junit_path: str | None,
+    html_path: str | None,
+    expect_path: Path | None,
+    strict: bool,
+    merge: bool,
+    reasons: bool,
+    cases: Sequence[str],
+    device_timeout: str,
+    jobs: int,
+) -> None:
+    """Run the conformance suite on DEVICE... (default: every device found) and print the matrix.
+
+    Each device runs in its own worker process, so a driver crash is recorded
+    as that device's failure (case "worker") and the run goes on. Rows are
+    case ids, columns devices; cells are pass, FAIL, skip, xfail (failed as
+    --expect says) or XPASS (an expected failure passed).
+
+    With --merge, the arguments are JSON reports written by --json (e.g. on
+    several machines) and they are combined into one matrix; --expect then
+    re-judges every cell.
+
+    Exit status: 0 no unexpected failure, 1 an unexpected failure (or an XPASS
+    with --strict), 2 bad usage or selector, 3 a malformed --expect or report
+    file, 4 no device to run on.
+    """
+    set_json_mode(json_path == "-")
+    expectations = _load_expect(expect_path)
+    if merge:
+        if not devices:
+            raise UsageProblem("--merge needs at least one report file (written by --json)", argument="--merge")
+        try:
+            matrices = [load_matrix(Path(p)) for p in devices]
+        except MatrixFormatError as exc:
+            raise InputRejected(str(exc), argument="--merge") from None
+        matrix = merge(matrices).reclassified(expectations)
+    else:
+        try:
+            timeout = parse_duration(device_timeout)
+        except ValueError as exc:
+            raise UsageProblem(str(exc), argument="--device-timeout") from None
+        timeout_s = float("inf") if timeout.ns is None else timeout.ns / 1e9
+        inventory = discover()
+        entries = inventory.select_many(list(devices)) if devices else list(inventory.devices)
+        if not entries:
+            reasons_text = "; ".join(f"{p.name}: {p.reason}" for p in inventory.providers if not p.available)
+            raise DeviceFailure(f"no device found to run on ({reasons_text or 'no provider installed'})")
+        with _Reporter() as reporter:
+            runs = run_devices(
+                entries, timeout_s=timeout_s, jobs=jobs, select=cases or None, on_progress=reporter.update
+            )
+        matrix = Matrix(runs=with_unique_labels(runs), generated=now_iso()).reclassified(expectations or [])
+    document = matrix.to_json(strict=strict)
+    if json_path is not None:
+        _write(json_path, json.dumps(document, indent=2) + "\n", "--json")
+    if junit_path is not None:
+        _write(junit_path, matrix_to_junit(matrix, strict=strict), "--junit")
+    if html_path is not None:
+        _write(html_path, matrix_to_html(matrix, strict=strict), "--html")
+    if json_path != "-" and junit_path != "-" and html_path != "-":
+        _print_matrix(matrix, reasons=reasons, strict=strict)
+    if not matrix.ok(strict=strict):
+        click.get_current_context().exit(int(ExitCode.FAILED))

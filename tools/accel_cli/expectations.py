@@ -1,0 +1,126 @@
+"""Known-failure expectations for ``accel conformance --expect FILE``.
+
+Format (TOML; a ``.json`` file with the same structure is accepted too)::
+
+    [[expected-failure]]
+    device = "opencl:*rusticl*"   # a device selector (same grammar as everywhere)
+    case = "event.cancellation-races"   # a case id, fnmatch globs allowed
+    reason = "rusticl leaves a gated kernel QUEUED after its user event fails"
+    date = 2026-11-30             # when the expectation was recorded (TOML date or "YYYY-MM-DD")
+
+Every key is required; unknown keys are refused, so a typo cannot silently
+disable an expectation.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import fnmatch
+import json
+import tomllib
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from .selector import DeviceLike, Selector, SelectorError, parse_selector
+
+__all__ = ["Expectation", "ExpectationError", "load_expectations", "match_expectation"]
+
+_KEYS = ("device", "case", "reason", "date")
+
+
+class ExpectationError(ValueError):
+    """The expectations file is malformed; the message names the entry and key."""
+
+
+@dataclass(frozen=True, slots=True)
+class Expectation:
+    device: str
+    case: str
+    reason: str
+    date: str
+    source: str
+    selector: Selector
+
+    def matches(self, device: DeviceLike, case_id: str) -> bool:
+        return self.selector.matches(device) and fnmatch.fnmatchcase(case_id, self.case)
+
+    def to_json(self) -> dict[str, str]:
+        return {
+            "device": self.device,
+            "case": self.case,
+            "reason": self.reason,
+            "date": self.date,
+            "source": self.source,
+        }
+
+
+def _date(value: Any, where: str) -> str:
+    if isinstance(value, dt.datetime):
+        return value.date().isoformat()
+    if isinstance(value, dt.date):
+        return value.isoformat()
+    if isinstance(value, str):
+        try:
+            return dt.date.fromisoformat(value).isoformat()
+        except ValueError:
+            pass
+    raise ExpectationError(f"{where}: date {value!r} is not a date (write 2026-11-30)")
+
+
+def parse_expectations(document: Any, source: str) -> list[Expectation]:
+    """Expectations from a parsed TOML/JSON document."""
+    if not isinstance(document, dict):
+        raise ExpectationError(f"{source}: top level must be a table with [[expected-failure]] entries")
+    unknown_top = set(document) - {"expected-failure"}
+    if unknown_top:
+        raise ExpectationError(f"{source}: unknown top-level key(s) {sorted(unknown_top)}; use [[expected-failure]]")
+    entries = document.get("expected-failure", [])
+    if not isinstance(entries, list):
+        raise ExpectationError(f"{source}: expected-failure must be an array of tables ([[expected-failure]])")
+    result: list[Expectation] = []
+    for number, entry in enumerate(entries, start=1):
+        where = f"{source}: expected-failure #{number}"
+        if not isinstance(entry, dict):
+            raise ExpectationError(f"{where} is not a table")
+        missing = [k for k in _KEYS if k not in entry]
+        if missing:
+            raise ExpectationError(f"{where} lacks {', '.join(missing)} (needs {', '.join(_KEYS)})")
+        unknown = sorted(set(entry) - set(_KEYS))
+        if unknown:
+            raise ExpectationError(f"{where} has unknown key(s) {unknown} (allowed: {', '.join(_KEYS)})")
+        for key in ("device", "case", "reason"):
+            if not isinstance(entry[key], str) or not entry[key].strip():
+                raise ExpectationError(f"{where}: {key} must be a non-empty string, got {entry[key]!r}")
+        try:
+            selector = parse_selector(entry["device"])
+        except SelectorError as exc:
+            raise ExpectationError(f"{where}: {exc.message}") from None
+        result.append(
+            Expectation(entry["device"], entry["case"], entry["reason"], _date(entry["date"], where), source, selector)
+        )
+    return result
+
+
+def load_expectations(path: Path) -> list[Expectation]:
+    """Read ``path`` (TOML, or JSON when it ends in .json); ExpectationError says what is wrong."""
+    try:
+        text = path.read_text(encoding="utf-8")
+    except OSError as exc:
+        raise ExpectationError(f"{path}: cannot read ({exc.strerror})") from None
+    except UnicodeDecodeError:
+        raise ExpectationError(f"{path}: not UTF-8 text") from None
+    try:
+        document = json.loads(text) if path.suffix.lower() == ".json" else tomllib.loads(text)
+    except (tomllib.TOMLDecodeError, json.JSONDecodeError) as exc:
+        raise ExpectationError(f"{path}: {exc}") from None
+    return parse_expectations(document, str(path))
+
+
+def match_expectation(expectations: Sequence[Expectation], device: DeviceLike, case_id: str) -> Expectation | None:
+    """The first expectation covering ``case_id`` on ``device``."""
+    for expectation in expectations:
+        if expectation.matches(device, case_id):
+            return expectation
+    return None

@@ -1,0 +1,76 @@
+"""The conformance matrix as one self-contained HTML page (inline CSS, no scripts, no external assets)."""
+
+from __future__ import annotations
+
+import html
+
+from .matrix import Matrix
+
+__all__ = ["matrix_to_html"]
+
+_CSS = """
+body{font-family:system-ui,-apple-system,Segoe UI,sans-serif;margin:2rem;color:#222}
+table{border-collapse:collapse;font-size:.9rem}
+th,td{border:1px solid #ccc;padding:.3rem .6rem;text-align:center}
+th.case{text-align:left;font-family:ui-monospace,monospace;font-weight:normal}
+thead th{background:#f2f2f2;vertical-align:bottom}
+.pass{background:#d4f7d4}.fail{background:#f9c0c0;font-weight:bold}.skip{background:#eee;color:#666}
+.xfail{background:#fde8b0}.xpass{background:#c9e3ff;font-weight:bold}.none{color:#aaa}
+dt{font-family:ui-monospace,monospace;margin-top:.6rem}dd{white-space:pre-wrap;margin-left:1.5rem}
+.ok{color:#176f2c}.bad{color:#a11}
+"""
+
+_SYMBOL = {"pass": "pass", "fail": "FAIL", "skip": "skip", "xfail": "xfail", "xpass": "XPASS"}
+
+
+def matrix_to_html(matrix: Matrix, *, strict: bool = False, title: str = "accel conformance") -> str:
+    esc = html.escape
+    counts = matrix.counts()
+    ok = matrix.ok(strict=strict)
+    parts = [
+        "<!DOCTYPE html>",
+        '<html lang="en"><head><meta charset="utf-8">',
+        f"<title>{esc(title)}</title><style>{_CSS}</style></head><body>",
+        f"<h1>{esc(title)}</h1>",
+        f'<p class="{"ok" if ok else "bad"}">{"OK" if ok else "UNEXPECTED RESULTS"} — '
+        + ", ".join(f"{v} {k}" for k, v in counts.items())
+        + f" over {len(matrix.runs)} device(s)</p>",
+        "<table><thead><tr><th>case</th>",
+    ]
+    for run in matrix.runs:
+        tip = f"{run.device.name} on {run.host} ({run.outcome})"
+        parts.append(
+            f'<th title="{esc(tip)}">{esc(run.label or run.device.device_id)}'
+            f"<br><small>{esc(run.device.name)}</small></th>"
+        )
+    parts.append("</tr></thead><tbody>")
+    notes: list[str] = []
+    for case_id in matrix.case_ids:
+        parts.append(f'<tr><th class="case">{esc(case_id)}</th>')
+        for run in matrix.runs:
+            cell = run.cell(case_id)
+            if cell is None:
+                parts.append('<td class="none" title="not run">—</td>')
+                continue
+            reason = cell.reason
+            if cell.expectation:
+                expected = cell.expectation
+                reason = f"expected failure ({expected.get('date', '')}): {expected.get('reason', '')}\n{reason}"
+            parts.append(
+                f'<td class="{esc(cell.verdict)}" title="{esc(reason)}">'
+                f"{_SYMBOL.get(cell.verdict, esc(cell.verdict))}</td>"
+            )
+            if cell.verdict != "pass" and reason:
+                notes.append(f"<dt>{esc(run.label)} · {esc(case_id)} · {esc(cell.verdict)}</dt><dd>{esc(reason)}</dd>")
+        parts.append("</tr>")
+    parts.append("</tbody></table>")
+    if notes:
+        parts.append("<h2>Reasons</h2><dl>" + "".join(notes) + "</dl>")
+    parts.append("<h2>Devices</h2><ul>")
+    for run in matrix.runs:
+        parts.append(
+            f"<li><b>{esc(run.label)}</b>: {esc(run.device.name)} (uuid {esc(run.device.uuid.hex())}) on "
+            f"{esc(run.host)} — {esc(run.outcome)}{': ' + esc(run.detail) if run.detail else ''}</li>"
+        )
+    parts.append(f"</ul><p><small>generated {esc(matrix.generated)}</small></p></body></html>")
+    return "\n".join(parts) + "\n"

@@ -1,0 +1,301 @@
+"""The cross-device conformance matrix: per-device runs, verdicts against expectations, merge, JSON.
+
+A :class:`DeviceRun` is one device's outcome on one host: ``completed`` (the
+worker wrote its report), ``crashed`` (the worker died: a signal or a
+non-zero exit without a report), ``timeout`` (killed after the per-device
+limit) or ``unavailable`` (the device could not be opened for the suite).
+Every run that did not complete carries a synthetic case ``worker`` that
+failed with the reason, so it counts as an unexpected failure unless an
+expectation covers it.
+
+Verdicts: pass, fail, skip, xfail (failed as expected), xpass (an expected
+failure passed). ``fail`` always makes the run unsuccessful; ``xpass`` does
+under ``--strict``.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import socket
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any
+
+import accelcore
+
+from .expectations import Expectation, match_expectation
+
+__all__ = [
+    "MATRIX_FORMAT",
+    "WORKER_CASE",
+    "CaseCell",
+    "DeviceRecord",
+    "DeviceRun",
+    "Matrix",
+    "MatrixFormatError",
+    "classify",
+    "load_matrix",
+    "merge",
+]
+
+MATRIX_FORMAT = "accel-conformance-matrix/1"
+WORKER_CASE = "worker"
+VERDICTS = ("pass", "fail", "skip", "xfail", "xpass")
+OUTCOMES = ("completed", "crashed", "timeout", "unavailable")
+
+
+class MatrixFormatError(ValueError):
+    """A report file is not an accel conformance matrix (names the file and the problem)."""
+
+
+@dataclass(frozen=True, slots=True)
+class DeviceRecord:
+    """A device as a report remembers it; satisfies the selector's DeviceLike."""
+
+    provider: str
+    index: int
+    name: str
+    uuid: bytes
+    native: Mapping[str, str] = field(default_factory=dict)
+
+    @property
+    def device_id(self) -> str:
+        return f"{self.provider}:{self.index}"
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "id": self.device_id,
+            "provider": self.provider,
+            "index": self.index,
+            "name": self.name,
+            "uuid": self.uuid.hex(),
+            "native": dict(self.native),
+        }
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> DeviceRecord:
+        return cls(
+            provider=str(data["provider"]),
+            index=int(data["index"]),
+            name=str(data["name"]),
+            uuid=bytes.fromhex(str(data["uuid"]).replace("-", "")),
+            native={str(k): str(v) for k, v in dict(data.get("native", {})).items()},
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class CaseCell:
+    """One case on one device: the raw status of the suite, and the verdict after expectations."""
+
+    id: str
+    status: str
+    reason: str = ""
+    duration_s: float = 0.0
+    verdict: str = ""
+    expectation: Mapping[str, str] | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "id": self.id,
+            "status": self.status,
+            "verdict": self.verdict,
+            "reason": self.reason,
+            "duration_s": self.duration_s,
+            "expectation": dict(self.expectation) if self.expectation else None,
+        }
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> CaseCell:
+        expectation = data.get("expectation")
+        return cls(
+            id=str(data["id"]),
+            status=str(data["status"]),
+            reason=str(data.get("reason", "")),
+            duration_s=float(data.get("duration_s", 0.0)),
+            verdict=str(data.get("verdict", "")),
+            expectation={str(k): str(v) for k, v in expectation.items()} if expectation else None,
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class DeviceRun:
+    """One device's run on ``host``; ``label`` is its column title (unique within a matrix)."""
+
+    device: DeviceRecord
+    host: str
+    outcome: str
+    cases: tuple[CaseCell, ...]
+    detail: str = ""
+    exit_code: int | None = 0
+    duration_s: float = 0.0
+    label: str = ""
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "label": self.label or self.device.device_id,
+            "host": self.host,
+            "device": self.device.to_json(),
+            "outcome": self.outcome,
+            "detail": self.detail,
+            "exit_code": self.exit_code,
+            "duration_s": self.duration_s,
+            "cases": [case.to_json() for case in self.cases],
+        }
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> DeviceRun:
+        return cls(
+            device=DeviceRecord.from_json(data["device"]),
+            host=str(data["host"]),
+            outcome=str(data["outcome"]),
+            cases=tuple(CaseCell.from_json(c) for c in data.get("cases", [])),
+            detail=str(data.get("detail", "")),
+            exit_code=None if data.get("exit_code") is None else int(data["exit_code"]),
+            duration_s=float(data.get("duration_s", 0.0)),
+            label=str(data.get("label", "")),
+        )
+
+    def cell(self, case_id: str) -> CaseCell | None:
+        for case in self.cases:
+            if case.id == case_id:
+                return case
+        return None
+
+
+def _verdict(status: str, expected: bool) -> str:
+    if status == "passed":
+        return "xpass" if expected else "pass"
+    if status == "skipped":
+        return "skip"
+    return "xfail" if expected else "fail"
+
+
+def classify(run: DeviceRun, expectations: Sequence[Expectation] | None) -> DeviceRun:
+    """Set every cell's verdict. ``expectations`` None keeps the expectations already recorded."""
+    cells = []
+    for case in run.cases:
+        if expectations is None:
+            recorded = case.expectation
+        else:
+            found = match_expectation(expectations, run.device, case.id)
+            recorded = found.to_json() if found else None
+        cells.append(replace(case, verdict=_verdict(case.status, recorded is not None), expectation=recorded))
+    return replace(run, cases=tuple(cells))
+
+
+@dataclass(frozen=True)
+class Matrix:
+    """Runs (columns) over case ids (rows, in first-seen order)."""
+
+    runs: tuple[DeviceRun, ...]
+    generated: str = ""
+    sources: tuple[str, ...] = ()
+
+    @property
+    def case_ids(self) -> list[str]:
+        seen: dict[str, None] = {}
+        for run in self.runs:
+            for case in run.cases:
+                if case.id != WORKER_CASE:
+                    seen.setdefault(case.id, None)
+        ids = list(seen)
+        if any(run.cell(WORKER_CASE) for run in self.runs):
+            ids.append(WORKER_CASE)
+        return ids
+
+    def counts(self) -> dict[str, int]:
+        totals = dict.fromkeys(VERDICTS, 0)
+        for run in self.runs:
+            for case in run.cases:
+                totals[case.verdict] = totals.get(case.verdict, 0) + 1
+        return totals
+
+    def unexpected_failures(self) -> list[tuple[DeviceRun, CaseCell]]:
+        return [(run, case) for run in self.runs for case in run.cases if case.verdict == "fail"]
+
+    def unexpected_passes(self) -> list[tuple[DeviceRun, CaseCell]]:
+        return [(run, case) for run in self.runs for case in run.cases if case.verdict == "xpass"]
+
+    def ok(self, *, strict: bool) -> bool:
+        return not self.unexpected_failures() and not (strict and self.unexpected_passes())
+
+    def reclassified(self, expectations: Sequence[Expectation] | None) -> Matrix:
+        return replace(self, runs=tuple(classify(run, expectations) for run in self.runs))
+
+    def to_json(self, *, strict: bool = False) -> dict[str, Any]:
+        counts = self.counts()
+        return {
+            "format": MATRIX_FORMAT,
+            "generated": self.generated or now_iso(),
+            "accelcore_version": accelcore.__version__,
+            "sources": list(self.sources),
+            "strict": strict,
+            "ok": self.ok(strict=strict),
+            "summary": {
+                **counts,
+                "devices": len(self.runs),
+                "unexpected_failures": len(self.unexpected_failures()),
+                "unexpected_passes": len(self.unexpected_passes()),
+            },
+            "case_ids": self.case_ids,
+            "runs": [run.to_json() for run in self.runs],
+        }
+
+
+def now_iso() -> str:
+    return dt.datetime.now(dt.UTC).replace(microsecond=0).isoformat()
+
+
+def hostname() -> str:
+    return socket.gethostname() or "localhost"
+
+
+def with_unique_labels(runs: Iterable[DeviceRun]) -> tuple[DeviceRun, ...]:
+    """Label each run by its device id; ids seen on several hosts become ``host/id``, then ``#n`` if needed."""
+    runs = list(runs)
+    by_id: dict[str, set[str]] = {}
+    for run in runs:
+        by_id.setdefault(run.device.device_id, set()).add(run.host)
+    labelled: list[DeviceRun] = []
+    used: set[str] = set()
+    for run in runs:
+        base = run.device.device_id
+        if len(by_id[base]) > 1:
+            base = f"{run.host}/{base}"
+        label, number = base, 2
+        while label in used:
+            label, number = f"{base}#{number}", number + 1
+        used.add(label)
+        labelled.append(replace(run, label=label))
+    return tuple(labelled)
+
+
+def matrix_from_json(document: Any, source: str) -> Matrix:
+    if not isinstance(document, dict) or document.get("format") != MATRIX_FORMAT:
+        found = document.get("format") if isinstance(document, dict) else type(document).__name__
+        raise MatrixFormatError(f"{source}: not an accel conformance matrix (format {found!r}, want {MATRIX_FORMAT!r})")
+    try:
+        runs = tuple(DeviceRun.from_json(run) for run in document["runs"])
+    except (KeyError, TypeError, ValueError) as exc:
+        raise MatrixFormatError(f"{source}: malformed run entry ({type(exc).__name__}: {exc})") from None
+    return Matrix(runs=runs, generated=str(document.get("generated", "")), sources=(source,))
+
+
+def load_matrix(path: Path) -> Matrix:
+    """Read one ``--json`` report; MatrixFormatError names the file and the problem."""
+    try:
+        document = json.loads(path.read_text(encoding="utf-8"))
+    except OSError as exc:
+        raise MatrixFormatError(f"{path}: cannot read ({exc.strerror})") from None
+    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise MatrixFormatError(f"{path}: not JSON ({exc})") from None
+    return matrix_from_json(document, str(path))
+
+
+def merge(matrices: Sequence[Matrix]) -> Matrix:
+    """All runs of all matrices as one matrix (labels made unique across hosts)."""
+    runs = [run for matrix in matrices for run in matrix.runs]
+    sources = tuple(source for matrix in matrices for source in matrix.sources)
+    return Matrix(runs=with_unique_labels(runs), generated=now_iso(), sources=sources)

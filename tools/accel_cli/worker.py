@@ -1,0 +1,103 @@
+"""One device's conformance run, in its own process: ``python -m accel_cli.worker``.
+
+``accel conformance`` starts one worker per device so that a driver crash
+(a segfault, an abort) ends only that worker. The worker streams JSON lines
+to ``--events FILE`` and flushes after each, so the parent sees progress and
+keeps every case result reported before a crash:
+
+    {"event": "start", "device": {...}, "cases": ["metadata.stable-valid", ...]}
+    {"event": "case", "result": {"id": ..., "status": ..., "reason": ..., ...}}
+    {"event": "done", "report": {...accelcore conformance report...}}
+    {"event": "error", "message": "..."}        (the suite could not start)
+
+Exit status: 0 when the suite ran (its verdicts are in the events), 3 when
+the device could not be found or set up (an ``error`` event says why).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import traceback
+from collections.abc import Sequence
+from typing import IO, Any
+
+from .environment import apply_defaults
+
+__all__ = ["main"]
+
+SETUP_FAILED = 3
+
+
+def _emit(stream: IO[str], event: dict[str, Any]) -> None:
+    stream.write(json.dumps(event) + "\n")
+    stream.flush()
+
+
+def _device_json(entry: Any) -> dict[str, Any]:
+    return {
+        "id": entry.device_id,
+        "provider": entry.provider,
+        "index": entry.index,
+        "name": entry.name,
+        "uuid": entry.uuid.hex(),
+        "native": {str(k): str(v) for k, v in entry.native.items()},
+    }
+
+
+def run_worker(device_id: str, uuid_hex: str | None, events: IO[str], select: Sequence[str] | None) -> int:
+    from accelcore.conformance import suite
+
+    from .inventory import discover
+
+    provider, _, _ = device_id.partition(":")
+    try:
+        inventory = discover([provider])
+        entry = inventory.select_one(device_id)
+        if uuid_hex and entry.uuid.hex() != uuid_hex.replace("-", "").lower():
+            raise RuntimeError(
+                f"{device_id} is now {entry.name} (uuid {entry.uuid.hex()}), not uuid {uuid_hex}: "
+                "the device list changed"
+            )
+        setup = inventory.family_of(entry).conformance(entry)
+    except Exception as exc:
+        _emit(events, {"event": "error", "message": f"{type(exc).__name__}: {exc}"})
+        return SETUP_FAILED
+    extra = list(setup.extra_cases)
+    planned = [*suite.standard_case_ids()[:-1], *(case.id for case in extra), suite.standard_case_ids()[-1]]
+    if select:
+        planned = [c for c in planned if any(c == s or (s.endswith(".") and c.startswith(s)) for s in select)]
+    _emit(events, {"event": "start", "device": _device_json(entry), "cases": planned})
+    report = suite.run(
+        setup.factory,
+        setup.target,
+        setup.hooks,
+        extra,
+        progress=lambda result: _emit(events, {"event": "case", "result": result.to_dict()}),
+        select=list(select) if select else None,
+        device={"device_id": entry.device_id, "name": entry.name, "provider": entry.provider},
+    )
+    _emit(events, {"event": "done", "report": report.to_dict()})
+    return 0
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    apply_defaults()
+    parser = argparse.ArgumentParser(prog="python -m accel_cli.worker", description=__doc__.splitlines()[0])
+    parser.add_argument("--device", required=True, help="PROVIDER:INDEX of the device")
+    parser.add_argument("--uuid", help="the device's uuid, checked against what discovery finds now")
+    parser.add_argument("--events", required=True, help="file to append JSON-line events to")
+    parser.add_argument("--select", action="append", help="run only this case id (or id prefix ending in '.')")
+    args = parser.parse_args(argv)
+    with open(args.events, "a", encoding="utf-8") as events:
+        try:
+            return run_worker(args.device, args.uuid, events, args.select)
+        except Exception as exc:
+            _emit(events, {"event": "error", "message": f"worker failed: {type(exc).__name__}: {exc}"})
+            traceback.print_exc(file=sys.stderr)
+            return SETUP_FAILED
+
+
+if __name__ == "__main__":
+    sys.exit(main())
