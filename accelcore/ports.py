@@ -8,6 +8,7 @@ coalesces segments into a transfer-sized temporary.
 from __future__ import annotations
 
 import sys
+from bisect import bisect_right
 from collections.abc import Callable, Iterator, Sequence
 from pickle import PickleBuffer
 from typing import TYPE_CHECKING, Protocol, cast, runtime_checkable
@@ -154,7 +155,9 @@ class _Segmented:
     def _pieces(self, offset: int, length: int) -> Iterator[tuple[memoryview, int]]:
         """Yield (piece of a segment, position within the request) covering the range."""
         done = 0
-        for start, segment in zip(self._starts, self._segments, strict=True):
+        first = max(bisect_right(self._starts, offset) - 1, 0)
+        for index in range(first, len(self._segments)):
+            start, segment = self._starts[index], self._segments[index]
             end = start + segment.nbytes
             if end <= offset + done or segment.nbytes == 0:
                 continue
