@@ -11,6 +11,7 @@ typed model shared by both providers.
 from __future__ import annotations
 
 import enum
+import hashlib
 from dataclasses import dataclass, field
 
 from .errors import BackendError, ErrorKind
@@ -27,6 +28,8 @@ __all__ = [
     "access_allows",
     "format_for",
     "module_kind_of_format",
+    "opencl_target_identity",
+    "target_accepts",
 ]
 
 NO_COUNT_ARGUMENT = 0xFFFFFFFF
@@ -140,3 +143,57 @@ class KernelPackage:
             if binding.slot == slot:
                 return binding
         return None
+
+
+# --------------------------------------------------------------------------- target identity
+
+OPENCL_TARGET_SCHEMA = 1
+"""Word 0 of an OpenCL device-binary ``TargetIdentity`` (docs/artifact-format.md)."""
+
+
+def _text_word(text: str) -> int:
+    """First 4 bytes (little-endian) of SHA-256 of the UTF-8 text, forced nonzero."""
+    digest = hashlib.sha256(text.encode("utf-8")).digest()
+    return int.from_bytes(digest[:4], "little") or 1
+
+
+def opencl_target_identity(
+    platform_name: str,
+    device_name: str,
+    driver_version: str,
+    *,
+    platform_version: str = "",
+    device_version: str = "",
+    vendor_id: int = 0,
+    address_bits: int = 0,
+) -> TargetIdentity:
+    """The ``TargetIdentity`` an OPENCL_BINARY package records for the device it was built for.
+
+    Words: 0 schema (1); 1 platform name; 2 device name; 3 driver version;
+    4 platform version; 5 device version (each a text hash word, see
+    docs/artifact-format.md); 6 CL_DEVICE_VENDOR_ID; 7 CL_DEVICE_ADDRESS_BITS;
+    8-11 zero. Strings are compared exactly (no trimming).
+    """
+    words = (
+        OPENCL_TARGET_SCHEMA,
+        _text_word(platform_name),
+        _text_word(device_name),
+        _text_word(driver_version),
+        _text_word(platform_version),
+        _text_word(device_version),
+        vendor_id,
+        address_bits,
+        0,
+        0,
+        0,
+        0,
+    )
+    return TargetIdentity(words)
+
+
+def target_accepts(recorded: TargetIdentity, device: TargetIdentity) -> bool:
+    """Whether a package that records ``recorded`` may be loaded on ``device``.
+
+    All-zero ``recorded`` means "any target"; otherwise every word must match.
+    """
+    return not any(recorded.words) or recorded.words == device.words

@@ -1,0 +1,298 @@
+#!/usr/bin/env python3
+"""Regenerate the kernel corpus in artifacts/ and its manifest, or check it for drift.
+
+    python tools/build_artifacts.py            # rebuild spirv/, packages/ and manifest.json
+    python tools/build_artifacts.py --check    # rebuild into a temporary folder, compare, exit 1 on drift
+    python tools/build_artifacts.py --hashes   # only compare files with manifest.json (no tools needed)
+
+Every build command runs with artifacts/ as its working directory and only
+relative paths, so the recorded command is exactly what reproduces the file.
+GLSL → Vulkan SPIR-V: glslangValidator (target vulkan1.1). OpenCL C → OpenCL
+SPIR-V: clang-15 (spir64, OpenCL C 1.2, -O0: llvm-spirv 15 cannot translate
+the `freeze` instructions -O2 emits, and -O1 output fails spirv-val) then
+llvm-spirv-15. Packages: accelcore.package_codec.write_package over the
+module and accelcore.corpus.kernel_spec.
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+import shutil
+import subprocess
+import sys
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parent.parent
+ARTIFACTS = REPO / "artifacts"
+if str(REPO) not in sys.path:
+    sys.path.insert(0, str(REPO))
+
+from accelcore.corpus import KERNELS, SHIPPED_KINDS, kernel_spec  # noqa: E402
+from accelcore.package import KernelPackage, ModuleKind  # noqa: E402
+from accelcore.package_codec import write_package  # noqa: E402
+
+MANIFEST_FORMAT = 1
+GLSL_TARGET_ENV = "vulkan1.1"
+
+TOOLS = {
+    "glslangValidator": ["glslangValidator", "--version"],
+    "clang-15": ["clang-15", "--version"],
+    "llvm-spirv-15": ["llvm-spirv-15", "--version"],
+}
+
+PACKAGE_SUFFIX = {
+    ModuleKind.SPIRV_VULKAN: "vk.spv",
+    ModuleKind.SPIRV_OPENCL: "cl.spv",
+    ModuleKind.OPENCL_SOURCE: "cl",
+}
+
+
+def sha256(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def tool_version(name: str) -> str | None:
+    if shutil.which(name) is None:
+        return None
+    done = subprocess.run(TOOLS[name], capture_output=True, text=True, check=False)
+    lines = [line.strip() for line in (done.stdout + done.stderr).splitlines() if line.strip()]
+    if name == "llvm-spirv-15":
+        lines = [line for line in lines if "version" in line.lower()] or lines
+    return lines[0] if lines else "unknown"
+
+
+@dataclass
+class Output:
+    path: str
+    kind: str
+    sources: list[str]
+    commands: list[list[str]]
+    tool: str
+    package: dict[str, object] | None = None
+
+
+def package_spec(name: str, kind: ModuleKind) -> dict[str, object]:
+    """The package fields recorded in the manifest (the kernel spec of accelcore.corpus)."""
+    spec = kernel_spec(name)
+    return {
+        "module_kind": kind.name,
+        "entry_point": spec.entry_point(kind),
+        "local_size": list(spec.local_size),
+        "bindings": [
+            {"slot": b.slot, "native_index": b.native_index, "access": b.access.name, "element_size": b.element_size}
+            for b in spec.bindings
+        ],
+        "dispatch": {
+            "kind": spec.dispatch.kind.name,
+            "groups": list(spec.dispatch.groups),
+            "slot": spec.dispatch.slot,
+            "count_argument": spec.dispatch.count_argument,
+        },
+    }
+
+
+def plan() -> list[Output]:
+    """Every output, its sources and its exact commands (paths relative to artifacts/)."""
+    outputs: list[Output] = []
+    for name in KERNELS:
+        glsl = f"src/glsl/{name}.comp"
+        opencl = f"src/opencl/{name}.cl"
+        vk = f"spirv/{name}.vk.spv"
+        cl = f"spirv/{name}.cl.spv"
+        bitcode = f"spirv/{name}.cl.bc"
+        outputs.append(
+            Output(
+                vk,
+                "SPIRV_VULKAN module",
+                [glsl],
+                [["glslangValidator", "-V", "--target-env", GLSL_TARGET_ENV, "-o", vk, glsl]],
+                "glslangValidator",
+            )
+        )
+        outputs.append(
+            Output(
+                cl,
+                "SPIRV_OPENCL module",
+                [opencl],
+                [
+                    [
+                        "clang-15",
+                        "-c",
+                        "-target",
+                        "spir64",
+                        "-cl-std=CL1.2",
+                        "-O0",
+                        "-Xclang",
+                        "-finclude-default-header",
+                        "-emit-llvm",
+                        "-o",
+                        bitcode,
+                        opencl,
+                    ],
+                    ["llvm-spirv-15", bitcode, "-o", cl],
+                    ["rm", bitcode],
+                ],
+                "clang-15 + llvm-spirv-15",
+            )
+        )
+        for kind in SHIPPED_KINDS:
+            module = opencl if kind is ModuleKind.OPENCL_SOURCE else (vk if kind is ModuleKind.SPIRV_VULKAN else cl)
+            target = f"packages/{name}.{PACKAGE_SUFFIX[kind]}.kpkg"
+            outputs.append(
+                Output(
+                    target,
+                    f"kernel package ({kind.name})",
+                    [module],
+                    [["python", "../tools/build_artifacts.py", "--package", name, kind.name]],
+                    "accelcore.package_codec.write_package",
+                    package_spec(name, kind),
+                )
+            )
+    return outputs
+
+
+def build_package(root: Path, name: str, kind: ModuleKind) -> Path:
+    spec = kernel_spec(name)
+    if kind is ModuleKind.OPENCL_SOURCE:
+        module_path = root / "src" / "opencl" / f"{name}.cl"
+    else:
+        module_path = root / "spirv" / f"{name}.{PACKAGE_SUFFIX[kind]}"
+    pkg = KernelPackage(
+        module_kind=kind,
+        entry_point=spec.entry_point(kind),
+        local_size=spec.local_size,
+        bindings=spec.bindings,
+        dispatch=spec.dispatch,
+        module=module_path.read_bytes(),
+    )
+    out = root / "packages" / f"{name}.{PACKAGE_SUFFIX[kind]}.kpkg"
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_bytes(write_package(pkg))
+    return out
+
+
+def run_output(root: Path, output: Output) -> None:
+    for command in output.commands:
+        if command[:2] == ["python", "../tools/build_artifacts.py"]:
+            build_package(root, command[3], ModuleKind[command[4]])
+            continue
+        (root / output.path).parent.mkdir(parents=True, exist_ok=True)
+        done = subprocess.run(command, cwd=root, capture_output=True, text=True, check=False)
+        if done.returncode != 0:
+            raise SystemExit(f"build failed ({output.path}): {' '.join(command)}\n{done.stdout}{done.stderr}")
+
+
+def manifest_for(root: Path, outputs: list[Output], tools: dict[str, str | None]) -> dict[str, object]:
+    entries = []
+    for output in outputs:
+        entries.append(
+            {
+                "path": output.path,
+                "kind": output.kind,
+                "tool": output.tool,
+                "commands": [" ".join(c) for c in output.commands],
+                "sources": [{"path": s, "sha256": sha256(root / s)} for s in output.sources],
+                "sha256": sha256(root / output.path),
+                "bytes": (root / output.path).stat().st_size,
+            }
+        )
+        if output.package is not None:
+            entries[-1]["package"] = output.package
+    return {
+        "format": MANIFEST_FORMAT,
+        "note": "Generated by tools/build_artifacts.py; every command runs in artifacts/ (docs/artifact-format.md).",
+        "tools": tools,
+        "outputs": entries,
+    }
+
+
+def write_manifest(root: Path, manifest: dict[str, object]) -> None:
+    (root / "manifest.json").write_text(json.dumps(manifest, indent=2, sort_keys=True) + "\n")
+
+
+def build(root: Path) -> dict[str, object]:
+    tools = {name: tool_version(name) for name in TOOLS}
+    missing = [name for name, version in tools.items() if version is None]
+    if missing:
+        raise SystemExit(f"missing build tools: {', '.join(missing)} (Debian: glslang-tools clang-15 llvm-spirv-15)")
+    outputs = plan()
+    for output in outputs:
+        run_output(root, output)
+    return manifest_for(root, outputs, tools)
+
+
+def check_hashes(root: Path) -> list[str]:
+    """Drift between the committed files and manifest.json (no tools needed)."""
+    manifest = json.loads((root / "manifest.json").read_text())
+    problems = []
+    listed = set()
+    for entry in manifest["outputs"]:
+        listed.add(entry["path"])
+        path = root / entry["path"]
+        if not path.is_file():
+            problems.append(f"{entry['path']}: missing")
+        elif sha256(path) != entry["sha256"]:
+            problems.append(f"{entry['path']}: sha256 differs from manifest (rebuild: python tools/build_artifacts.py)")
+        for source in entry["sources"]:
+            source_path = root / source["path"]
+            if not source_path.is_file():
+                problems.append(f"{source['path']}: missing source of {entry['path']}")
+            elif sha256(source_path) != source["sha256"]:
+                problems.append(f"{source['path']}: changed since {entry['path']} was built")
+    for folder in ("spirv", "packages"):
+        for path in sorted((root / folder).glob("*")):
+            relative = f"{folder}/{path.name}"
+            if relative not in listed:
+                problems.append(f"{relative}: not in manifest.json")
+    return problems
+
+
+def check_rebuild(root: Path) -> list[str]:
+    """Rebuild everything in a temporary tree and compare bytes with the committed outputs."""
+    with tempfile.TemporaryDirectory() as tmp:
+        scratch = Path(tmp) / "artifacts"
+        shutil.copytree(root / "src", scratch / "src")
+        build(scratch)
+        problems = []
+        for output in plan():
+            fresh = (scratch / output.path).read_bytes()
+            committed = root / output.path
+            if not committed.is_file():
+                problems.append(f"{output.path}: missing (rebuild produces it)")
+            elif committed.read_bytes() != fresh:
+                problems.append(f"{output.path}: rebuild differs from the committed file")
+        return problems
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    mode = parser.add_mutually_exclusive_group()
+    mode.add_argument("--check", action="store_true", help="rebuild in a temporary folder and report drift")
+    mode.add_argument("--hashes", action="store_true", help="only compare files with manifest.json")
+    mode.add_argument("--package", nargs=2, metavar=("KERNEL", "KIND"), help="rebuild one package")
+    parser.add_argument("--root", type=Path, default=ARTIFACTS, help="the artifacts folder (default: %(default)s)")
+    args = parser.parse_args(argv)
+    root: Path = args.root
+    if args.package:
+        print(build_package(root, args.package[0], ModuleKind[args.package[1]]))
+        return 0
+    if args.check or args.hashes:
+        problems = check_hashes(root)
+        if args.check:
+            problems += check_rebuild(root)
+        for problem in problems:
+            print(f"drift: {problem}")
+        print("corpus is up to date" if not problems else f"{len(problems)} drift problem(s)")
+        return 1 if problems else 0
+    manifest = build(root)
+    write_manifest(root, manifest)
+    print(f"built {len(manifest['outputs'])} outputs into {root}")  # type: ignore[arg-type]
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
