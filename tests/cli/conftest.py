@@ -1,0 +1,76 @@
+"""Shared fixtures of the CLI tests: an environment showing only the test families, a click runner,
+and ``accel`` as a real subprocess."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from collections.abc import Callable, Sequence
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+PLUGINS = Path(__file__).parent / "plugins"
+_FAMILIES = {
+    "fixture": "accel_cli_testfamilies:fixture",
+    "broken": "accel_cli_testfamilies:broken",
+    "missing": "accel_cli_testfamilies:missing",
+    "crashing": "accel_cli_testfamilies:crashing",
+}
+
+AccelRun = Callable[..., subprocess.CompletedProcess[str]]
+
+
+def _environment(providers: Sequence[str]) -> dict[str, str]:
+    return {
+        "ACCEL_EXTRA_PROVIDERS": ",".join(f"{name}={target}" for name, target in _FAMILIES.items()),
+        "ACCEL_PROVIDERS": ",".join(providers),
+    }
+
+
+@pytest.fixture
+def cli_env(monkeypatch: pytest.MonkeyPatch) -> dict[str, str]:
+    """In-process: only fixture, broken and missing families are visible; no ACCEL_DEVICE."""
+    env = _environment(["fixture", "broken", "missing"])
+    for key, value in env.items():
+        monkeypatch.setenv(key, value)
+    monkeypatch.delenv("ACCEL_DEVICE", raising=False)
+    monkeypatch.syspath_prepend(str(PLUGINS))
+    return env
+
+
+@pytest.fixture
+def runner() -> CliRunner:
+    return CliRunner()
+
+
+@pytest.fixture
+def accel() -> AccelRun:
+    """``accel(args, providers=[...], env={...})``: the CLI as a real subprocess (python -m accel_cli)."""
+
+    def run(
+        args: Sequence[str],
+        *,
+        providers: Sequence[str] = ("fixture", "broken", "missing"),
+        env: dict[str, str] | None = None,
+        cwd: Path | None = None,
+        timeout: float = 120,
+    ) -> subprocess.CompletedProcess[str]:
+        full = dict(os.environ)
+        full.pop("ACCEL_DEVICE", None)
+        full.update(_environment(providers))
+        full.update(env or {})
+        full["PYTHONPATH"] = os.pathsep.join(p for p in (str(PLUGINS), full.get("PYTHONPATH", "")) if p)
+        return subprocess.run(
+            [sys.executable, "-m", "accel_cli", *map(str, args)],
+            env=full,
+            cwd=cwd,
+            capture_output=True,
+            text=True,
+            timeout=timeout,
+            check=False,
+        )
+
+    return run

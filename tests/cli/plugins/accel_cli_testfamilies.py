@@ -1,0 +1,112 @@
+"""Test-only provider families for the CLI tests (never registered as entry points).
+
+Loaded only through ``ACCEL_EXTRA_PROVIDERS=name=accel_cli_testfamilies:attr``
+with this folder on PYTHONPATH, so users never see them:
+
+- ``fixture``: three named devices for selector tests; ``open`` and
+  ``conformance`` hand out the pure-Python reference provider.
+- ``broken``: ``discover()`` raises a RuntimeError, as a buggy binding would.
+- ``missing``: ``discover()`` raises ProviderUnavailable (driver not installed).
+- ``crashing``: one device whose conformance factory calls ``os.abort()`` on
+  its fourth instance, so the worker dies in the middle of the suite after
+  some cases reported — what a segfaulting driver does.
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Any
+
+from accelcore.registry import ConformanceSetup, DeviceEntry, ProviderUnavailable
+
+_DEVICES = (
+    ("Alpha PoCL CPU", bytes(range(16))),
+    ("Beta pocl GPU", bytes(range(16, 32))),
+    ("Gamma llvmpipe (LLVM 15)", bytes(range(32, 48))),
+)
+
+
+def _reference_setup() -> ConformanceSetup:
+    import accelcore.testing as testing
+
+    return ConformanceSetup(
+        factory=testing.ReferenceAccelerator,
+        target=testing.reference_target(),
+        hooks=testing.ReferenceHooks(),
+    )
+
+
+class FixtureFamily:
+    name = "fixture"
+
+    def discover(self) -> list[DeviceEntry]:
+        return [
+            DeviceEntry(self.name, index, name, uuid, {"kind": "test fixture", "position": str(index)})
+            for index, (name, uuid) in enumerate(_DEVICES)
+        ]
+
+    def open(self, entry: DeviceEntry) -> Any:
+        import accelcore.testing as testing
+
+        return testing.ReferenceAccelerator()
+
+    def conformance(self, entry: DeviceEntry) -> ConformanceSetup:
+        return _reference_setup()
+
+
+class BrokenFamily:
+    name = "broken"
+
+    def discover(self) -> list[DeviceEntry]:
+        raise RuntimeError("clGetPlatformIDs exploded (simulated binding bug)")
+
+    def open(self, entry: DeviceEntry) -> Any:
+        raise AssertionError("never reached")
+
+    def conformance(self, entry: DeviceEntry) -> ConformanceSetup:
+        raise AssertionError("never reached")
+
+
+class MissingFamily:
+    name = "missing"
+
+    def discover(self) -> list[DeviceEntry]:
+        raise ProviderUnavailable(self.name, "libmissing.so.1 not found; install the missing-driver package")
+
+    def open(self, entry: DeviceEntry) -> Any:
+        raise AssertionError("never reached")
+
+    def conformance(self, entry: DeviceEntry) -> ConformanceSetup:
+        raise AssertionError("never reached")
+
+
+class CrashingFamily:
+    name = "crashing"
+    abort_on_instance = 4
+
+    def discover(self) -> list[DeviceEntry]:
+        return [DeviceEntry(self.name, 0, "Crashing driver (aborts mid-suite)", b"\xcc" * 16, {"kind": "test crash"})]
+
+    def open(self, entry: DeviceEntry) -> Any:
+        import accelcore.testing as testing
+
+        return testing.ReferenceAccelerator()
+
+    def conformance(self, entry: DeviceEntry) -> ConformanceSetup:
+        setup = _reference_setup()
+        made = 0
+
+        def factory() -> Any:
+            nonlocal made
+            made += 1
+            if made >= self.abort_on_instance:
+                os.abort()
+            return setup.factory()
+
+        return ConformanceSetup(factory=factory, target=setup.target, hooks=setup.hooks)
+
+
+fixture = FixtureFamily()
+broken = BrokenFamily()
+missing = MissingFamily()
+crashing = CrashingFamily()

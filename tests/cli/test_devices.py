@@ -1,0 +1,90 @@
+"""``accel devices``: the table, --json against its schema, and unavailable providers as rows."""
+
+from __future__ import annotations
+
+import json
+
+from accel_cli.main import main
+from accel_cli.schemas import validate
+from click.testing import CliRunner
+
+
+def test_devices_json_lists_devices_and_unavailable_providers(cli_env: dict[str, str], runner: CliRunner) -> None:
+    result = runner.invoke(main, ["devices", "--json"])
+    assert result.exit_code == 0, result.output
+    document = json.loads(result.stdout)
+    validate("devices", document)
+    assert [d["id"] for d in document["devices"]] == ["fixture:0", "fixture:1", "fixture:2"]
+    assert document["devices"][1]["name"] == "Beta pocl GPU"
+    assert document["devices"][1]["uuid"] == "10111213-1415-1617-1819-1a1b1c1d1e1f"
+    rows = {p["name"]: p for p in document["providers"]}
+    assert rows["fixture"] == {"name": "fixture", "available": True, "reason": None, "devices": 3}
+    assert rows["broken"]["available"] is False
+    assert "discover() raised RuntimeError: clGetPlatformIDs exploded" in rows["broken"]["reason"]
+    assert rows["missing"]["reason"] == "libmissing.so.1 not found; install the missing-driver package"
+
+
+def test_devices_table(cli_env: dict[str, str], runner: CliRunner) -> None:
+    result = runner.invoke(main, ["devices", "--verbose"])
+    assert result.exit_code == 0, result.output
+    for text in (
+        "fixture:0",
+        "Alpha PoCL CPU",
+        "Gamma llvmpipe",
+        "unavailable",
+        "clGetPlatformIDs exploded",
+        "test fixture",
+    ):
+        assert text in result.stdout
+
+
+def test_family_that_cannot_load_is_a_row(cli_env: dict[str, str], runner: CliRunner, monkeypatch) -> None:
+    monkeypatch.setenv(
+        "ACCEL_EXTRA_PROVIDERS", cli_env["ACCEL_EXTRA_PROVIDERS"] + ",ghost=no_such_module_xyz:family,odd=nocolon"
+    )
+    monkeypatch.setenv("ACCEL_PROVIDERS", "fixture,ghost,odd")
+    result = runner.invoke(main, ["devices", "--json"])
+    assert result.exit_code == 0, result.output
+    document = json.loads(result.stdout)
+    validate("devices", document)
+    rows = {p["name"]: p for p in document["providers"]}
+    assert "ModuleNotFoundError" in rows["ghost"]["reason"] and "no_such_module_xyz" in rows["ghost"]["reason"]
+    assert "not of the form name=module:attribute" in rows["odd"]["reason"]
+    assert len(document["devices"]) == 3
+
+
+def test_devices_subprocess(accel) -> None:
+    proc = accel(["devices", "--json"])
+    assert proc.returncode == 0, proc.stderr
+    document = json.loads(proc.stdout)
+    validate("devices", document)
+    assert len(document["devices"]) == 3
+
+
+def test_help_and_version(runner: CliRunner) -> None:
+    result = runner.invoke(main, ["--help"])
+    assert result.exit_code == 0
+    for command in ("devices", "conformance"):
+        assert command in result.output
+    assert "Exit status" in result.output
+    version = runner.invoke(main, ["--version"])
+    assert version.exit_code == 0 and "accel" in version.output
+
+
+def test_rusticl_default_is_set_before_providers_load() -> None:
+    import os
+    import subprocess
+    import sys
+
+    code = "import os, accel_cli.main; print(os.environ.get('RUSTICL_ENABLE'))"
+    env = {k: v for k, v in os.environ.items() if k != "RUSTICL_ENABLE"}
+    unset = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True)
+    assert unset.stdout.strip() == "swrast"
+    preset = subprocess.run(
+        [sys.executable, "-c", code],
+        env={**env, "RUSTICL_ENABLE": "llvmpipe"},
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    assert preset.stdout.strip() == "llvmpipe"

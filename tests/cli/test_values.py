@@ -1,0 +1,77 @@
+"""Option values: --bind / --out specs and --timeout durations."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from accel_cli.bindspec import parse_bind, parse_out
+from accel_cli.duration import parse_duration
+
+from accelcore import AccessMode, Timeout
+
+
+@pytest.mark.parametrize(
+    ("text", "slot", "path", "access"),
+    [
+        ("0=in.npy", 0, "in.npy", None),
+        ("1=out.npy:w", 1, "out.npy", AccessMode.WRITE),
+        ("2=dir/state.npy:rw", 2, "dir/state.npy", AccessMode.READ_WRITE),
+        ("3=x.npy:R", 3, "x.npy", AccessMode.READ),
+        ("4=/abs/a:b.npy", 4, "/abs/a:b.npy", None),
+    ],
+)
+def test_parse_bind(text: str, slot: int, path: str, access: AccessMode | None) -> None:
+    spec = parse_bind(text)
+    assert (spec.slot, spec.path, spec.access) == (slot, Path(path), access)
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ("in.npy", "is not of the form SLOT=FILE.npy"),
+        ("x=in.npy", "slot 'x' is not a non-negative integer"),
+        ("-1=in.npy", "slot '-1' is not a non-negative integer"),
+        ("0=", "is not of the form"),
+        ("0=in.npy:rx", "access 'rx' is not one of r, w, rw"),
+        ("0=:w", "names no file"),
+        ("4294967296=a.npy", "larger than a u32"),
+    ],
+)
+def test_parse_bind_errors(text: str, message: str) -> None:
+    with pytest.raises(ValueError, match=message):
+        parse_bind(text)
+
+
+def test_parse_out() -> None:
+    spec = parse_out("1=result.npy")
+    assert (spec.slot, spec.path) == (1, Path("result.npy"))
+    with pytest.raises(ValueError, match=r"SLOT=FILE\.npy"):
+        parse_out("result.npy")
+
+
+@pytest.mark.parametrize(
+    ("text", "ns"),
+    [
+        ("250ms", 250_000_000),
+        ("2s", 2_000_000_000),
+        ("1.5s", 1_500_000_000),
+        ("100us", 100_000),
+        ("7ns", 7),
+        ("1m", 60_000_000_000),
+        ("3", 3_000_000_000),
+    ],
+)
+def test_durations(text: str, ns: int) -> None:
+    assert parse_duration(text) == Timeout.after_ns(ns)
+
+
+def test_infinite_duration() -> None:
+    assert parse_duration("inf") is Timeout.INFINITE
+    assert parse_duration("none").is_infinite
+
+
+@pytest.mark.parametrize(("text", "message"), [("0s", "zero"), ("fast", "not a duration"), ("-1s", "not a duration")])
+def test_bad_durations(text: str, message: str) -> None:
+    with pytest.raises(ValueError, match=message):
+        parse_duration(text)
