@@ -1,0 +1,32 @@
+"""Command line: ``tools/bench.py [DEVICE ...] [--json FILE] [--plot DIR] [--quick] [--render-only]``."""
+
+from __future__ import annotations
+
+import argparse
+import os
+
+__all__ = ["main"]
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="bench", description=__doc__)
+    parser.add_argument("devices", nargs="*", help="provider, provider:index or a name glob (default: every device)")
+    parser.add_argument("--json", default="docs/benchmarks/results.json", help="result file to write")
+    parser.add_argument("--plot", default=None, help="folder for results.md and PNGs (default: the JSON's folder)")
+    parser.add_argument("--quick", action="store_true", help="small sizes, few repeats (for tests)")
+    parser.add_argument("--render-only", action="store_true", help="only regenerate table and plots from --json")
+    args = parser.parse_args(argv)
+    os.environ.setdefault("RUSTICL_ENABLE", "swrast")
+    os.environ.setdefault("XDG_RUNTIME_DIR", "/tmp")
+    if args.render_only:
+        from .report import regenerate
+
+        for path in regenerate(args.json, args.plot):
+            print(path)
+        return 0
+    from .runner import run
+
+    document = run(args.devices or None, args.json, args.plot, quick=args.quick)
+    errors = sum(len(d.get("errors", [])) for d in document["devices"])
+    print(f"wrote {args.json}; {len(document['devices'])} devices, {errors} errors")
+    return 1 if errors else 0

@@ -1,0 +1,172 @@
+"""Raw pyopencl, written by hand the way a user would without our layer.
+
+Transfers are blocking ``enqueue_copy`` calls; a dispatch is
+``enqueue_nd_range_kernel`` + ``wait``; the gated variant makes every
+enqueue wait on a user event completed right after it (the native price of a
+cancellable submission). Programs are built from source (cold: a unique
+source defeats pyopencl's and the driver's caches) or from a device binary.
+"""
+
+from __future__ import annotations
+
+import collections
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import pyopencl as cl
+
+from . import kernels
+
+__all__ = ["RawOpenCL", "RawOpenCLDispatch", "find_device", "list_devices"]
+
+
+def list_devices() -> list[tuple[str, str, Any]]:
+    """(platform name, device name, cl.Device) for every device of every non-empty platform."""
+    found: list[tuple[str, str, Any]] = []
+    for platform in cl.get_platforms():
+        try:
+            devices = platform.get_devices()
+        except cl.Error:
+            continue
+        for device in devices:
+            found.append((platform.name.strip(), device.name.strip(), device))
+    return found
+
+
+def find_device(platform_name: str | None, device_name: str) -> Any:
+    """The cl.Device named ``device_name`` (on ``platform_name`` when given)."""
+    for plat, name, device in list_devices():
+        if name == device_name.strip() and (platform_name is None or plat == platform_name.strip()):
+            return device
+    raise LookupError(f"no OpenCL device {device_name!r} on platform {platform_name!r}")
+
+
+_DOMAIN_FLAGS = {
+    "host": cl.mem_flags.READ_WRITE | cl.mem_flags.ALLOC_HOST_PTR,
+    "device": cl.mem_flags.READ_WRITE,
+    "shared": cl.mem_flags.READ_WRITE | cl.mem_flags.ALLOC_HOST_PTR,
+}
+
+
+@dataclass
+class _Program:
+    program: Any
+    kernel: Any
+
+
+class RawOpenCL:
+    """One context and in-order queue on one device."""
+
+    def __init__(self, device: Any) -> None:
+        self.device = device
+        self.context = cl.Context([device])
+        self.queue = cl.CommandQueue(self.context, device)
+
+    name = "raw"
+
+    # ------------------------------------------------------------------ transfers (TransferSide)
+    def open_buffer(self, nbytes: int, domain: str) -> Any:
+        return cl.Buffer(self.context, _DOMAIN_FLAGS[domain], size=nbytes)
+
+    def writer(self, buffer: Any, host: np.ndarray) -> Callable[[], None]:
+        queue = self.queue
+
+        def write() -> None:
+            cl.enqueue_copy(queue, buffer, host, is_blocking=True)
+
+        return write
+
+    def reader(self, buffer: Any, host: np.ndarray) -> Callable[[], None]:
+        queue = self.queue
+
+        def read() -> None:
+            cl.enqueue_copy(queue, host, buffer, is_blocking=True)
+
+        return read
+
+    def close_buffer(self, buffer: Any) -> None:
+        buffer.release()
+
+    # ------------------------------------------------------------------ programs
+    def build_source(self, source: str) -> _Program:
+        program = cl.Program(self.context, source).build()
+        return _Program(program, getattr(program, kernels.CL_ENTRY))
+
+    def binary_of(self, built: _Program) -> bytes:
+        binaries = built.program.get_info(cl.program_info.BINARIES)
+        return bytes(binaries[0])
+
+    def build_binary(self, binary: bytes) -> _Program:
+        program = cl.Program(self.context, [self.device], [binary]).build()
+        return _Program(program, getattr(program, kernels.CL_ENTRY))
+
+    # ------------------------------------------------------------------ dispatch
+    def tiny(self) -> tuple[_Program, Any]:
+        """The tiny kernel with its bound buffer."""
+        built = self.build_source(kernels.CL_SOURCE)
+        zeros = np.zeros(kernels.ELEMENTS, dtype=np.uint32)
+        data = cl.Buffer(self.context, cl.mem_flags.READ_WRITE | cl.mem_flags.COPY_HOST_PTR, hostbuf=zeros)
+        built.kernel.set_arg(0, data)
+        return built, data
+
+    def round_trip(self, built: _Program) -> None:
+        event = cl.enqueue_nd_range_kernel(self.queue, built.kernel, (kernels.ELEMENTS,), (kernels.LOCAL_SIZE,))
+        event.wait()
+
+    def sustained(self, built: _Program, submits: int, *, gated: bool, window: int) -> int:
+        """``submits`` dispatches with at most ``window`` in flight; returns ``submits``."""
+        in_flight: collections.deque[Any] = collections.deque()
+        kernel = built.kernel
+        queue = self.queue
+        complete = cl.command_execution_status.COMPLETE
+        for _ in range(submits):
+            if len(in_flight) >= window:
+                in_flight.popleft().wait()
+            if gated:
+                gate = cl.UserEvent(self.context)
+                event = cl.enqueue_nd_range_kernel(
+                    queue, kernel, (kernels.ELEMENTS,), (kernels.LOCAL_SIZE,), wait_for=[gate]
+                )
+                gate.set_status(complete)
+            else:
+                event = cl.enqueue_nd_range_kernel(queue, kernel, (kernels.ELEMENTS,), (kernels.LOCAL_SIZE,))
+            in_flight.append(event)
+        queue.finish()
+        return submits
+
+    def dispatch_side(self, *, gated: bool) -> RawOpenCLDispatch:
+        return RawOpenCLDispatch(self, gated=gated)
+
+    def check_tiny(self, data: Any, expected_increments: int) -> bool:
+        """Whether every element was incremented ``expected_increments`` times (the kernel really ran)."""
+        host = np.zeros(kernels.ELEMENTS, dtype=np.uint32)
+        cl.enqueue_copy(self.queue, host, data, is_blocking=True)
+        return bool(np.all(host == expected_increments))
+
+
+class RawOpenCLDispatch:
+    """DispatchSide over the tiny kernel; ``gated`` makes every enqueue wait on a user event."""
+
+    def __init__(self, raw: RawOpenCL, *, gated: bool) -> None:
+        self.name = "raw-gated" if gated else "raw"
+        self.raw = raw
+        self.gated = gated
+        self.built, self.data = raw.tiny()
+        self.count = 0
+
+    def round_trip(self) -> None:
+        self.raw.round_trip(self.built)
+        self.count += 1
+
+    def sustained(self, submits: int, window: int) -> int:
+        self.count += submits
+        return self.raw.sustained(self.built, submits, gated=self.gated, window=window)
+
+    def verify(self) -> bool:
+        """The kernel really ran once per counted dispatch."""
+        return self.raw.check_tiny(self.data, self.count)
+
+    def close(self) -> None:
+        self.data.release()

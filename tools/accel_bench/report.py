@@ -1,0 +1,423 @@
+"""Markdown table and PNG plots, regenerated from a result JSON alone.
+
+``regenerate(json_path, out_dir)`` needs nothing but the file: no driver, no
+device. Plots use matplotlib's Agg backend. Ratios: transfers are GB/s ratios
+(higher is better for ours); round trips are time ratios (lower is better).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable
+from pathlib import Path
+from typing import Any
+
+from .targets import TARGETS, verdicts
+
+__all__ = ["load", "regenerate", "render_markdown", "render_plots"]
+
+MIB = 1 << 20
+
+
+def load(json_path: str | Path) -> dict[str, Any]:
+    document: dict[str, Any] = json.loads(Path(json_path).read_text(encoding="utf-8"))
+    if document.get("schema") != "accel-bench/1":
+        raise ValueError(f"{json_path}: not an accel-bench/1 result file (schema {document.get('schema')!r})")
+    return document
+
+
+def _size(nbytes: int) -> str:
+    if nbytes >= MIB:
+        return f"{nbytes // MIB} MiB"
+    return f"{nbytes // 1024} KiB"
+
+
+def _gbps(stat: dict[str, Any] | None) -> str:
+    if not stat:
+        return "-"
+    if "not_measured" in stat:
+        return "n/m"
+    return f"{stat['gbps']:.2f} ({stat['gbps_min']:.2f}-{stat['gbps_max']:.2f})"
+
+
+def _ratio(value: float | None) -> str:
+    return "-" if value is None else f"{value:.2f}"
+
+
+def _us(stat: dict[str, Any] | None) -> str:
+    if not stat or "median_s" not in stat:
+        return "n/m" if stat else "-"
+    return f"{stat['median_s'] * 1e6:.1f} ({stat['min_s'] * 1e6:.1f}-{stat['max_s'] * 1e6:.1f})"
+
+
+def _ms(stat: dict[str, Any] | None) -> str:
+    if not stat or "median_s" not in stat:
+        return "n/m" if stat else "-"
+    return f"{stat['median_s'] * 1e3:.2f} ({stat['min_s'] * 1e3:.2f}-{stat['max_s'] * 1e3:.2f})"
+
+
+def _bytes(value: int | None) -> str:
+    if value is None:
+        return "-"
+    if abs(value) >= MIB:
+        return f"{value / MIB:.1f} MiB"
+    if abs(value) >= 1024:
+        return f"{value / 1024:.1f} KiB"
+    return f"{value} B"
+
+
+def _table(header: list[str], rows: Iterable[list[str]]) -> list[str]:
+    lines = ["| " + " | ".join(header) + " |", "|" + "|".join("---" for _ in header) + "|"]
+    lines += ["| " + " | ".join(row) + " |" for row in rows]
+    return [*lines, ""]
+
+
+def _met(verdict: dict[str, Any]) -> str:
+    if verdict["met"] is None:
+        return "not measured"
+    return "met" if verdict["met"] else "**missed**"
+
+
+def _device_section(device: dict[str, Any], device_verdicts: list[dict[str, Any]]) -> list[str]:
+    out = [f"## {device['device_id']} — {device['name']}", ""]
+    driver = device.get("driver", {})
+    if driver:
+        out += [", ".join(f"{k}: {v}" for k, v in driver.items()), ""]
+    if device.get("ours_status") != "measured":
+        out += [f"Ours not measured: {device.get('ours_status')}", ""]
+    for note in device.get("notes", []):
+        out += [f"- {note}"]
+    for error in device.get("errors", []):
+        out += [f"- error: {error}"]
+    out += [""]
+
+    out += ["### Targets", ""]
+    out += _table(
+        ["target", "value", "verdict", "detail"],
+        (
+            [TARGETS[v["target"]], "-" if v["value"] is None else f"{v['value']:.2f}", _met(v), v["detail"]]
+            for v in device_verdicts
+        ),
+    )
+
+    rows = device.get("transfers", [])
+    if rows:
+        out += ["### Transfers (GB/s, median and min-max; ratios of medians)", ""]
+        out += _table(
+            ["domain", "direction", "size", "ours", "raw", "memcpy", "ours/raw", "ours/memcpy"],
+            (
+                [
+                    r["domain"],
+                    "host→buffer" if r["direction"] == "write" else "buffer→host",
+                    _size(r["bytes"]),
+                    _gbps(r["ours"]),
+                    _gbps(r["raw"]),
+                    _gbps(r["memcpy"]),
+                    _ratio(r["ratio_ours_raw"]),
+                    _ratio(r["ratio_ours_memcpy"]),
+                ]
+                for r in rows
+            ),
+        )
+        reasons = sorted(
+            {
+                f"{side}: {r[side]['not_measured']}"
+                for r in rows
+                for side in ("ours", "raw")
+                if "not_measured" in r[side]
+            }
+        )
+        out += [f"n/m = not measured — {reason}" for reason in reasons] + ([""] if reasons else [])
+
+    trips = device.get("round_trip", {})
+    if trips:
+        ours = trips.get("ours", {}).get("median_s")
+        out += ["### Dispatch round trip (µs, submit → terminal, tiny kernel)", ""]
+        out += _table(
+            ["side", "median (min-max)", "ours / side", "kernel ran every time"],
+            (
+                [
+                    name,
+                    _us(stat),
+                    _ratio(ours / stat["median_s"]) if ours and stat.get("median_s") else "-",
+                    {True: "yes", False: "**no**", None: "-"}[stat.get("verified")],
+                ]
+                for name, stat in trips.items()
+            ),
+        )
+    sustained = device.get("sustained", {})
+    if sustained:
+        out += ["### Sustained submissions", ""]
+        out += _table(
+            ["side", "submits", "in flight ≤", "submits/s median (min-max)", "kernel ran every time"],
+            (
+                [
+                    name,
+                    str(s.get("submits", "-")),
+                    str(s.get("window", "-")),
+                    f"{s['per_s']:.0f} ({s['per_s_min']:.0f}-{s['per_s_max']:.0f})" if "per_s" in s else "n/m",
+                    {True: "yes", False: "**no**", None: "-"}[s.get("verified")],
+                ]
+                for name, s in sustained.items()
+            ),
+        )
+    overhead = device.get("overhead", {})
+    if overhead:
+        out += ["### Engine overhead (µs per call, engine minus provider direct)", ""]
+        if "not_measured" in overhead:
+            out += [f"not measured: {overhead['not_measured']}", ""]
+        else:
+            out += _table(
+                ["call", "engine", "provider direct", "overhead"],
+                [
+                    [
+                        "submit",
+                        _us(overhead["engine_submit"]),
+                        _us(overhead["provider_submit"]),
+                        f"{overhead['submit_us']:.1f}",
+                    ],
+                    [
+                        "poll",
+                        _us(overhead["engine_poll"]),
+                        _us(overhead["provider_poll"]),
+                        f"{overhead['poll_us']:.1f}",
+                    ],
+                ],
+            )
+    loads = device.get("program_load", {})
+    if loads:
+        out += ["### Program load (ms, cold = unique module, warm = same module again)", ""]
+        table_rows = []
+        for side, kinds in loads.items():
+            for kind, entry in kinds.items():
+                if "not_measured" in entry:
+                    table_rows.append([side, kind, "n/m", "n/m", entry["not_measured"]])
+                else:
+                    table_rows.append(
+                        [side, kind, _ms(entry.get("cold")), _ms(entry.get("warm")), _ratio(entry.get("speedup"))]
+                    )
+        out += _table(["side", "module", "cold", "warm", "cold / warm"], table_rows)
+    copies = device.get("copy_freedom", {})
+    if copies:
+        out += ["### Copy-freedom (tracemalloc; bytes above the baseline)", ""]
+        table_rows = []
+        for name, entry in copies.items():
+            if "not_measured" in entry:
+                table_rows.append([name, "n/m", "n/m", "n/m", "n/m", entry["not_measured"]])
+                continue
+            table_rows.append(
+                [
+                    name,
+                    _bytes(entry["peak_bytes"]),
+                    _bytes(entry["live_bytes_after_gc"]),
+                    str(entry["live_blocks_after_gc"]),
+                    _bytes(entry.get("rss_peak_growth_bytes")),
+                    entry.get("what", ""),
+                ]
+            )
+        out += _table(["run", "traced peak", "live after", "live blocks after", "RSS peak growth", "what"], table_rows)
+    return out
+
+
+def render_markdown(document: dict[str, Any]) -> str:
+    machine = document["machine"]
+    lines = [
+        "# Benchmark results",
+        "",
+        f"Generated from `{document.get('json_name', 'results.json')}` by `accel_bench.report` — do not edit by hand.",
+        "",
+        f"- date (UTC): {machine.get('date_utc')}",
+        f"- CPU: {machine.get('cpu')}, {machine.get('cores')} cores, {_bytes(machine.get('memory_bytes'))} RAM",
+        f"- OS: {machine.get('os')}; Python {machine.get('python')}",
+        "- packages: " + ", ".join(f"{k} {v}" for k, v in machine.get("packages", {}).items()),
+        f"- load average at start: {machine.get('load_average_at_start')}",
+        f"- mode: {'quick' if document['config']['quick'] else 'full'}",
+        "",
+    ]
+    for note in document.get("notes", []):
+        lines.append(f"> {note}")
+    if document.get("notes"):
+        lines.append("")
+    all_verdicts = verdicts(document)
+    if all_verdicts:
+        header = ["target", *all_verdicts]
+        names = list(TARGETS)
+        rows = []
+        for name in names:
+            row = [TARGETS[name]]
+            for device_verdicts in all_verdicts.values():
+                match = [v for v in device_verdicts if v["target"] == name]
+                if not match:
+                    row.append("-")
+                else:
+                    v = match[0]
+                    value = "" if v["value"] is None else f"{v['value']:.2f} "
+                    row.append(f"{value}{_met(v)}")
+            rows.append(row)
+        lines += ["## Targets at a glance", "", *_table(header, rows)]
+    for device in document.get("devices", []):
+        lines += _device_section(device, all_verdicts.get(device["device_id"], []))
+    return "\n".join(lines).rstrip() + "\n"
+
+
+def _safe(name: str) -> str:
+    return "".join(c if c.isalnum() else "_" for c in name)
+
+
+def render_plots(document: dict[str, Any], out_dir: str | Path) -> list[Path]:
+    """Write the PNGs; returns their paths."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    written: list[Path] = []
+    devices = document.get("devices", [])
+
+    for device in devices:
+        rows = device.get("transfers", [])
+        if not rows:
+            continue
+        domains = sorted({r["domain"] for r in rows}, key=["host", "device", "shared"].index)
+        fig, axes = plt.subplots(2, len(domains), figsize=(4.2 * len(domains), 6.5), squeeze=False, sharey=True)
+        for col, domain in enumerate(domains):
+            for row_index, direction in enumerate(("write", "read")):
+                ax = axes[row_index][col]
+                picked = sorted(
+                    (r for r in rows if r["domain"] == domain and r["direction"] == direction), key=lambda r: r["bytes"]
+                )
+                sizes = [r["bytes"] for r in picked]
+                for side, style in (("ours", "o-"), ("raw", "s--"), ("memcpy", "^:")):
+                    points = [(s, r[side]) for s, r in zip(sizes, picked, strict=True) if "gbps" in r[side]]
+                    if not points:
+                        continue
+                    xs = [p[0] for p in points]
+                    ys = [p[1]["gbps"] for p in points]
+                    low = [p[1]["gbps"] - p[1]["gbps_min"] for p in points]
+                    high = [p[1]["gbps_max"] - p[1]["gbps"] for p in points]
+                    ax.errorbar(xs, ys, yerr=[low, high], fmt=style, capsize=3, label=side)
+                ax.set_xscale("log", base=2)
+                ax.set_xticks(sizes, [_size(s) for s in sizes])
+                ax.set_title(f"{domain}, {'host→buffer' if direction == 'write' else 'buffer→host'}")
+                ax.grid(True, alpha=0.3)
+                if col == 0:
+                    ax.set_ylabel("GB/s")
+                ax.legend(fontsize=8)
+        fig.suptitle(f"Transfers — {device['device_id']} ({device['name']})")
+        fig.tight_layout()
+        path = out / f"transfers_{_safe(device['device_id'])}.png"
+        fig.savefig(path, dpi=90)
+        plt.close(fig)
+        written.append(path)
+
+    def bars(key: str, value_of: Any, ylabel: str, title: str, filename: str, log: bool = False) -> None:
+        labels = [d["device_id"] for d in devices if d.get(key)]
+        if not labels:
+            return
+        sides = sorted({s for d in devices for s in d.get(key, {}) if value_of(d[key][s]) is not None})
+        if not sides:
+            return
+        fig, ax = plt.subplots(figsize=(max(6.0, 1.8 * len(labels) * max(1, len(sides)) / 2), 4.2))
+        width = 0.8 / len(sides)
+        for i, side in enumerate(sides):
+            values = []
+            for d in devices:
+                if not d.get(key):
+                    continue
+                stat = d[key].get(side)
+                values.append(value_of(stat) if stat else None)
+            xs = [j + i * width for j, v in enumerate(values) if v is not None]
+            ys = [v for v in values if v is not None]
+            ax.bar(xs, ys, width=width, label=side)
+        ax.set_xticks([j + 0.4 - width / 2 for j in range(len(labels))], labels)
+        ax.set_ylabel(ylabel)
+        if log:
+            ax.set_yscale("log")
+        ax.set_title(title)
+        ax.grid(True, axis="y", alpha=0.3)
+        ax.legend(fontsize=8)
+        fig.tight_layout()
+        path = out / filename
+        fig.savefig(path, dpi=90)
+        plt.close(fig)
+        written.append(path)
+
+    bars(
+        "round_trip",
+        lambda s: s.get("median_s", 0) * 1e6 if s and "median_s" in s else None,
+        "µs (median)",
+        "Dispatch round trip, tiny kernel (lower is better)",
+        "round_trip.png",
+        log=True,
+    )
+    bars(
+        "sustained",
+        lambda s: s.get("per_s") if s else None,
+        "submissions / s (median)",
+        "Sustained submissions (higher is better)",
+        "sustained.png",
+        log=True,
+    )
+
+    load_devices = [d for d in devices if d.get("program_load")]
+    if load_devices:
+        labels: list[str] = []
+        cold: list[float] = []
+        warm: list[float] = []
+        for d in load_devices:
+            for side, kinds in d["program_load"].items():
+                for kind, entry in kinds.items():
+                    if "cold" in entry and "warm" in entry:
+                        labels.append(f"{d['device_id']}\n{side} {kind}")
+                        cold.append(entry["cold"]["median_s"] * 1e3)
+                        warm.append(entry["warm"]["median_s"] * 1e3)
+        if labels:
+            fig, ax = plt.subplots(figsize=(max(6.0, 1.3 * len(labels)), 4.5))
+            xs = list(range(len(labels)))
+            ax.bar([x - 0.2 for x in xs], cold, width=0.4, label="cold")
+            ax.bar([x + 0.2 for x in xs], warm, width=0.4, label="warm")
+            ax.set_xticks(xs, labels, fontsize=7)
+            ax.set_yscale("log")
+            ax.set_ylabel("ms (median)")
+            ax.set_title("Program load, cold vs warm")
+            ax.legend()
+            fig.tight_layout()
+            path = out / "program_load.png"
+            fig.savefig(path, dpi=90)
+            plt.close(fig)
+            written.append(path)
+
+    copy_devices = [d for d in devices if d.get("copy_freedom")]
+    if copy_devices:
+        fig, ax = plt.subplots(figsize=(8, 4.5))
+        names = sorted({n for d in copy_devices for n, e in d["copy_freedom"].items() if "peak_bytes" in e})
+        width = 0.8 / max(1, len(copy_devices))
+        for i, d in enumerate(copy_devices):
+            values = [d["copy_freedom"].get(n, {}).get("peak_bytes") for n in names]
+            xs = [j + i * width for j, v in enumerate(values) if v is not None]
+            ys = [max(v, 1) / 1024 for v in values if v is not None]
+            ax.bar(xs, ys, width=width, label=d["device_id"])
+        ax.set_xticks([j + 0.4 - width / 2 for j in range(len(names))], names, rotation=20, fontsize=7, ha="right")
+        ax.set_yscale("log")
+        ax.set_ylabel("tracemalloc peak, KiB")
+        ax.set_title("Copy-freedom: traced peak does not grow with size or count")
+        ax.legend(fontsize=8)
+        fig.tight_layout()
+        path = out / "copy_freedom.png"
+        fig.savefig(path, dpi=90)
+        plt.close(fig)
+        written.append(path)
+    return written
+
+
+def regenerate(json_path: str | Path, out_dir: str | Path | None = None) -> list[Path]:
+    """Rewrite ``results.md`` and the PNGs in ``out_dir`` (default: the JSON's folder) from the JSON alone."""
+    document = load(json_path)
+    document.setdefault("json_name", Path(json_path).name)
+    target = Path(out_dir) if out_dir is not None else Path(json_path).parent
+    target.mkdir(parents=True, exist_ok=True)
+    markdown = target / "results.md"
+    markdown.write_text(render_markdown(document), encoding="utf-8")
+    return [markdown, *render_plots(document, target)]

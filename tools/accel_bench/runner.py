@@ -1,0 +1,313 @@
+"""One benchmark run over every selected device: measure, write JSON, render table and plots.
+
+Each item is measured in its own guard: a failure is recorded in the device's
+``errors`` with its reason and the run goes on, so one broken driver never
+loses the rest of the results. Nothing is retried or smoothed over.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+import traceback
+from collections.abc import Callable, Mapping, Sequence
+from contextlib import ExitStack
+from pathlib import Path
+from typing import Any
+
+from accelcore.package import ModuleKind
+from accelcore.registry import DeviceEntry
+
+from . import copyfree, dispatch, kernels, program_load, transfers
+from .config import DOMAINS, Config
+from .machine import machine_facts
+from .overhead import engine_overhead
+from .report import regenerate
+from .targets_found import Target, find_targets
+
+__all__ = ["SCHEMA", "run"]
+
+SCHEMA = "accel-bench/1"
+DEFAULT_JSON = Path("docs/benchmarks/results.json")
+
+Log = Callable[[str], None]
+
+
+def _stderr(line: str) -> None:
+    print(line, file=sys.stderr, flush=True)
+
+
+def _guard(device: dict[str, Any], what: str, log: Log, fn: Callable[[], Any]) -> Any:
+    try:
+        return fn()
+    except Exception as exc:
+        message = f"{what}: {type(exc).__name__}: {exc}"
+        device.setdefault("errors", []).append(message)
+        log(f"  ERROR {message}")
+        log("".join(traceback.format_exception(exc)).rstrip())
+        return None
+
+
+def _module_kind(api: str | None) -> ModuleKind:
+    return ModuleKind.SPIRV_VULKAN if api == "vulkan" else ModuleKind.OPENCL_SOURCE
+
+
+def _open_ours(target: Target, stack: ExitStack, device: dict[str, Any]) -> tuple[Any, Any]:
+    """(ours session through the engine, provider-direct session); raises with the reason when impossible."""
+    from .contract_side import ContractSession, ProviderApi
+    from .engine_side import EngineApi
+
+    kind = _module_kind(target.api)
+    provider_a = target.family.open(target.entry)
+    ours = ContractSession(EngineApi.over(provider_a), "ours", kind)
+    stack.callback(ours.close)
+    provider_b = target.family.open(target.entry)
+    direct = ContractSession(ProviderApi(provider_b), "provider-direct", kind)
+    stack.callback(direct.close)
+    info = ours.info
+    device["device_info"] = {
+        "capabilities": int(info.capabilities),
+        "capability_names": [c.name for c in type(info.capabilities) if info.capabilities & c and c.name],
+        "limits": info.limits.as_dict(),
+        "uuid": info.identity.uuid.hex(),
+    }
+    return ours, direct
+
+
+def _raw_side(target: Target, stack: ExitStack, device: dict[str, Any]) -> Any:
+    if target.api == "opencl":
+        from . import raw_opencl
+
+        platform = target.native.get("platform") or target.native.get("platform_name")
+        cl_device = raw_opencl.find_device(platform, target.native.get("device_name", target.name))
+        device["driver"] = {
+            "platform": cl_device.platform.name.strip(),
+            "platform_version": cl_device.platform.version.strip(),
+            "device_version": cl_device.version.strip(),
+            "driver_version": cl_device.driver_version.strip(),
+        }
+        return raw_opencl.RawOpenCL(cl_device)
+    if target.api == "vulkan":
+        from . import raw_vulkan
+
+        raw = raw_vulkan.RawVulkan(target.uuid or None)
+        stack.callback(raw.close)
+        props = raw_vulkan.vk.vkGetPhysicalDeviceProperties(raw.physical)
+        version = props.apiVersion
+        device["driver"] = {
+            "api_version": f"{version >> 22}.{(version >> 12) & 0x3FF}.{version & 0xFFF}",
+            "driver_version": hex(props.driverVersion),
+            "vendor_id": hex(props.vendorID),
+        }
+        return raw
+    raise LookupError(f"no raw API for provider {target.provider}")
+
+
+def _copy_freedom(config: Config, ours: Any, arrays: transfers.HostArrays) -> dict[str, Any]:
+    """Traced peaks for a large and a small transfer each way, and for many and few submit+poll cycles."""
+    out: dict[str, Any] = {}
+    domain = next((d for d in ("host", "shared", "device") if ours.offers(d)), None)
+    if domain is None:
+        return {"transfers": {"not_measured": "no memory domain"}}
+    buffer = ours.open_buffer(config.copyfree_large, domain)
+    try:
+        for nbytes in (config.copyfree_small, config.copyfree_large):
+            ops = {"write": ours.writer(buffer, arrays.src(nbytes)), "read": ours.reader(buffer, arrays.dst(nbytes))}
+            for direction, op in ops.items():
+                op()  # first touch of driver memory happens outside the traced run
+                entry = copyfree.traced(op)
+                entry.update({"what": f"{direction} {nbytes >> 20} MiB, {domain} domain", "bytes": nbytes})
+                out[f"{direction}_{nbytes >> 20}MiB"] = entry
+    finally:
+        ours.close_buffer(buffer)
+    for count in (config.copyfree_cycles_small, config.copyfree_cycles):
+        ours.cycles(10)
+        entry = copyfree.traced(lambda count=count: ours.cycles(count))
+        entry.update({"what": f"{count} submit+poll cycles", "cycles": count})
+        out[f"cycles_{count}"] = entry
+    return out
+
+
+def _program_loads(target: Target, ours: Any, raw: Any, config: Config) -> dict[str, Any]:
+    from .contract_side import artifact_of, tiny_package
+
+    out: dict[str, dict[str, Any]] = {}
+    repeats = config.load_repeats
+    if ours is not None:
+        kind = _module_kind(target.api)
+        if kind is ModuleKind.OPENCL_SOURCE:
+            cold = lambda nonce: artifact_of(tiny_package(kind, kernels.unique_cl_source(nonce).encode()))  # noqa: E731
+        else:
+            cold = lambda nonce: artifact_of(tiny_package(kind, kernels.unique_spirv(nonce)))  # noqa: E731
+        label = "opencl-source" if kind is ModuleKind.OPENCL_SOURCE else "spirv-pipeline"
+        out["ours"] = {
+            label: program_load.cold_warm(cold, artifact_of(tiny_package(kind)), ours.load, ours.unload, repeats)
+        }
+    if raw is not None and target.api == "opencl":
+        out["raw"] = {
+            "opencl-source": program_load.cold_warm(
+                kernels.unique_cl_source, kernels.CL_SOURCE, raw.build_source, lambda p: None, repeats
+            )
+        }
+        binary = raw.binary_of(raw.build_source(kernels.CL_SOURCE))
+        out["raw"]["opencl-binary"] = program_load.cold_warm(
+            lambda nonce: raw.binary_of(raw.build_source(kernels.unique_cl_source(nonce))),
+            binary,
+            raw.build_binary,
+            lambda p: None,
+            repeats,
+        )
+    elif raw is not None and target.api == "vulkan":
+        set_layout, layout = raw._layouts()
+        cache = raw.create_pipeline_cache()
+        try:
+            out["raw"] = {
+                "spirv-pipeline (no cache)": program_load.cold_warm(
+                    kernels.unique_spirv,
+                    kernels.tiny_spirv(),
+                    lambda spv: raw.pipeline(spv, layout),
+                    raw.destroy_pipeline,
+                    repeats,
+                ),
+                "spirv-pipeline (VkPipelineCache)": program_load.cold_warm(
+                    kernels.unique_spirv,
+                    kernels.tiny_spirv(),
+                    lambda spv: raw.pipeline(spv, layout, cache),
+                    raw.destroy_pipeline,
+                    repeats,
+                ),
+            }
+        finally:
+            raw.destroy_pipeline_cache(cache)
+            raw_vulkan_destroy_layouts(raw, set_layout, layout)
+    return out
+
+
+def raw_vulkan_destroy_layouts(raw: Any, set_layout: Any, layout: Any) -> None:
+    from .raw_vulkan import vk
+
+    vk.vkDestroyPipelineLayout(raw.device, layout, None)
+    vk.vkDestroyDescriptorSetLayout(raw.device, set_layout, None)
+
+
+def bench_device(
+    target: Target, config: Config, arrays: transfers.HostArrays, memcpy: dict[str, Any], log: Log
+) -> dict[str, Any]:
+    """Every item for one device; failures land in ``errors``."""
+    device: dict[str, Any] = {
+        "device_id": target.device_id,
+        "provider": target.provider,
+        "api": target.api,
+        "name": target.name,
+        "errors": [],
+        "notes": [],
+    }
+    log(f"== {target.device_id} {target.name}")
+    with ExitStack() as stack:
+        ours = direct = None
+        if target.ours_missing:
+            device["ours_status"] = target.ours_missing
+        else:
+            pair = _guard(device, "opening ours", log, lambda: _open_ours(target, stack, device))
+            if pair is not None:
+                ours, direct = pair
+                device["ours_status"] = "measured"
+            else:
+                device["ours_status"] = device["errors"][-1]
+        raw = _guard(device, "opening raw", log, lambda: _raw_side(target, stack, device)) if target.api else None
+
+        rows = _guard(
+            device,
+            "transfers",
+            log,
+            lambda: transfers.transfer_rows(
+                config,
+                arrays,
+                memcpy,
+                DOMAINS,
+                ours,
+                raw,
+                log,
+                ours_missing=device["ours_status"] if ours is None else "",
+                raw_missing="no raw API side" if raw is None else "",
+            ),
+        )
+        device["transfers"] = rows or []
+
+        sides: dict[str, Any] = {}
+        if ours is not None:
+            sides["ours"] = ours
+            sides["provider-direct"] = direct
+        if raw is not None:
+            if target.api == "opencl":
+                sides["raw"] = raw.dispatch_side(gated=False)
+                sides["raw-gated"] = raw.dispatch_side(gated=True)
+            else:
+                raw_dispatch = _guard(device, "raw dispatch setup", log, raw.dispatch_side)
+                if raw_dispatch is not None:
+                    sides["raw"] = raw_dispatch
+                    stack.callback(raw_dispatch.close)
+        if target.api == "vulkan":
+            from .peer_wgpu import WgpuPeer
+
+            peer = _guard(device, "wgpu peer", log, lambda: WgpuPeer(target.name))
+            if peer is not None:
+                stack.callback(peer.close)
+                sides["wgpu"] = peer
+                device["notes"].append(f"wgpu waits with {peer.wait_method}")
+        device["round_trip"] = _guard(device, "round trip", log, lambda: dispatch.round_trips(config, sides, log)) or {}
+        sustained_sides = {k: v for k, v in sides.items() if k != "wgpu"}
+        device["sustained"] = (
+            _guard(device, "sustained", log, lambda: dispatch.sustained(config, sustained_sides, log)) or {}
+        )
+
+        if ours is not None and direct is not None:
+            device["overhead"] = (
+                _guard(device, "engine overhead", log, lambda: engine_overhead(config, ours, direct)) or {}
+            )
+        else:
+            device["overhead"] = {"not_measured": device["ours_status"]}
+        device["program_load"] = (
+            _guard(device, "program load", log, lambda: _program_loads(target, ours, raw, config)) or {}
+        )
+        if ours is not None:
+            device["copy_freedom"] = (
+                _guard(device, "copy-freedom", log, lambda: _copy_freedom(config, ours, arrays)) or {}
+            )
+        else:
+            device["copy_freedom"] = {"ours": {"not_measured": device["ours_status"]}}
+    return device
+
+
+def run(
+    devices: Sequence[str | DeviceEntry] | None = None,
+    json_path: str | Path | None = DEFAULT_JSON,
+    plot_dir: str | Path | None = None,
+    quick: bool = False,
+    *,
+    families: Mapping[str, Any] | None = None,
+    log: Log = _stderr,
+) -> dict[str, Any]:
+    """Benchmark ``devices`` (None: every OpenCL and Vulkan device), write the JSON to ``json_path``
+    and ``results.md`` + PNGs to ``plot_dir`` (default: the JSON's folder). Returns the document."""
+    config = Config.quick_mode() if quick else Config.full()
+    document: dict[str, Any] = {
+        "schema": SCHEMA,
+        "machine": machine_facts(),
+        "config": config.as_dict(),
+        "notes": [],
+        "devices": [],
+    }
+    targets = find_targets(devices, families)
+    arrays = transfers.HostArrays(max(max(config.transfer_sizes), config.copyfree_large))
+    log("== memcpy ceiling")
+    memcpy = transfers.memcpy_ceiling(config, arrays)
+    document["memcpy"] = memcpy
+    for target in targets:
+        document["devices"].append(bench_device(target, config, arrays, memcpy, log))
+    if json_path is not None:
+        path = Path(json_path)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(json.dumps(document, indent=1, sort_keys=False) + "\n", encoding="utf-8")
+        regenerate(path, plot_dir if plot_dir is not None else path.parent)
+    return document
