@@ -1,0 +1,34 @@
+"""The README's example runs, so it cannot rot.
+
+Runs the first ```python block of README.md, or — until the README carries one —
+of docs/README-draft.md. A missing block is a failure, not a skip.
+"""
+
+from __future__ import annotations
+
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+BLOCK = re.compile(r"^```python[ \t]*\n(.*?)^```[ \t]*$", re.DOTALL | re.MULTILINE)
+
+
+def first_python_block() -> tuple[Path, str]:
+    for candidate in (ROOT / "README.md", ROOT / "docs" / "README-draft.md"):
+        if candidate.is_file():
+            match = BLOCK.search(candidate.read_text(encoding="utf-8"))
+            if match:
+                return candidate, match.group(1)
+    raise AssertionError("neither README.md nor docs/README-draft.md has a ```python example")
+
+
+def test_readme_example_runs() -> None:
+    path, code = first_python_block()
+    assert "accelcore" in code, f"the example in {path} does not use accelcore"
+    # A fresh interpreter: the example must stand on its own imports.
+    completed = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, timeout=120, cwd=ROOT, check=False
+    )
+    assert completed.returncode == 0, f"the example in {path} failed:\n{completed.stderr}"
