@@ -17,6 +17,8 @@ apply_defaults()
 
 from .commands.conformance import conformance  # noqa: E402  (after the environment defaults)
 from .commands.devices import devices  # noqa: E402
+from .commands.info import info  # noqa: E402
+from .commands.run import run  # noqa: E402
 
 __all__ = ["main"]
 
@@ -38,6 +40,8 @@ def main() -> None:
 
 
 main.add_command(devices)
+main.add_command(info)
+main.add_command(run)
 main.add_command(conformance)
 
 

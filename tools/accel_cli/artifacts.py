@@ -1,0 +1,175 @@
+"""What an artifact file is, and turning it into a kernel package (validated before any driver sees it).
+
+Recognised by content, not by name: a kernel package (its magic), SPIR-V (the
+magic in either byte order), OpenCL C source (UTF-8 text without NUL), or
+anything else as an OpenCL device binary. Raw modules are wrapped into a
+package by :mod:`accelcore.pack` from the options of :class:`PackOptions`
+plus what inspection finds.
+
+Failure: :class:`ArtifactError` names the file and the precise reason (it
+wraps the codec's or packer's BackendError kind).
+"""
+
+from __future__ import annotations
+
+import enum
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from accelcore.errors import BackendError
+from accelcore.flags import AccessMode
+from accelcore.package import KernelPackage, ModuleKind, format_for
+from accelcore.package_codec import MAGIC, parse_package, write_package
+from accelcore.program import ArtifactFormat, TargetIdentity
+
+__all__ = ["Artifact", "ArtifactError", "FileKind", "PackOptions", "SlotSpec", "classify", "load_artifact", "read_file"]
+
+_SPIRV_LE = (0x07230203).to_bytes(4, "little")
+_SPIRV_BE = (0x07230203).to_bytes(4, "big")
+_REFERENCE_MAGIC = b"ACRP"
+MAX_ARTIFACT_FILE_BYTES = 1 << 30
+
+
+@dataclass(frozen=True, slots=True)
+class SlotSpec:
+    """One slot a program declares: the most access it allows and its element size in bytes."""
+
+    slot: int
+    access: AccessMode
+    element_size: int
+
+
+@dataclass(frozen=True)
+class Artifact:
+    """Everything ``load_program`` and the binding checks need: format, target, the exact payload
+    bytes and the declared slot table; ``package`` is set for kernel packages."""
+
+    kind: FileKind
+    format: ArtifactFormat
+    target: TargetIdentity
+    payload: bytes
+    slots: tuple[SlotSpec, ...]
+    package: KernelPackage | None = None
+    summary: str = ""
+
+
+class FileKind(enum.Enum):
+    PACKAGE = "kernel-package"
+    REFERENCE = "reference-program"
+    """The pure-Python reference provider's own format (accelcore.testing), for tests and demos."""
+    SPIRV = "spirv"
+    OPENCL_SOURCE = "opencl-source"
+    OPENCL_BINARY = "opencl-binary"
+
+
+class ArtifactError(ValueError):
+    """A file cannot be used as an artifact; ``kind`` is the BackendError kind name when one applies."""
+
+    def __init__(self, message: str, kind: str | None = None) -> None:
+        super().__init__(message)
+        self.kind = kind
+
+
+@dataclass(frozen=True)
+class PackOptions:
+    """Packing flags shared by ``accel pack`` and ``accel run`` (None: infer from the module)."""
+
+    kind: ModuleKind | None = None
+    entry_point: str | None = None
+    local_size: tuple[int, int, int] | None = None
+    bindings: tuple[tuple[int, int, AccessMode, int], ...] = ()
+    """(slot, native index, access, element size) rows; empty: from inspection."""
+    grid_from: int | None = None
+    groups: tuple[int, int, int] | None = None
+    count_argument: int | None = None
+    build_options: str = ""
+    target: TargetIdentity | None = None
+    extra: dict[str, Any] = field(default_factory=dict)
+
+
+def read_file(path: Path) -> bytes:
+    try:
+        size = path.stat().st_size
+        if size > MAX_ARTIFACT_FILE_BYTES:
+            raise ArtifactError(f"{path}: {size} bytes is larger than the {MAX_ARTIFACT_FILE_BYTES} an artifact may be")
+        return path.read_bytes()
+    except FileNotFoundError:
+        raise ArtifactError(f"{path}: no such file") from None
+    except IsADirectoryError:
+        raise ArtifactError(f"{path}: is a directory, not an artifact file") from None
+    except OSError as exc:
+        raise ArtifactError(f"{path}: cannot read ({exc.strerror})") from None
+
+
+def classify(data: bytes) -> FileKind:
+    """What ``data`` is, from its content."""
+    if data.startswith(MAGIC[:4]):
+        return FileKind.PACKAGE
+    if data.startswith(_REFERENCE_MAGIC):
+        return FileKind.REFERENCE
+    if data[:4] in (_SPIRV_LE, _SPIRV_BE):
+        return FileKind.SPIRV
+    if data and b"\0" not in data:
+        try:
+            data.decode("utf-8")
+        except UnicodeDecodeError:
+            return FileKind.OPENCL_BINARY
+        return FileKind.OPENCL_SOURCE
+    return FileKind.OPENCL_BINARY
+
+
+def parse_package_file(path: Path, data: bytes) -> KernelPackage:
+    try:
+        return parse_package(data)
+    except BackendError as exc:
+        raise ArtifactError(f"{path}: {exc}", exc.kind.name) from None
+
+
+def _from_package(pkg: KernelPackage, data: bytes, kind: FileKind) -> Artifact:
+    slots = tuple(
+        SlotSpec(row.slot, row.access, row.element_size) for row in sorted(pkg.bindings, key=lambda r: r.slot)
+    )
+    summary = f"{pkg.module_kind.name} package, entry {pkg.entry_point!r}, local size {pkg.local_size}"
+    return Artifact(kind, format_for(pkg.module_kind), pkg.target, data, slots, pkg, summary)
+
+
+def _reference(path: Path, data: bytes) -> Artifact:
+    from accelcore.ports import MemorySource
+    from accelcore.testing.programs import BUILTIN_PROGRAMS, REFERENCE_FORMAT, REFERENCE_TARGET, parse_program
+
+    try:
+        program = parse_program(MemorySource(data))
+    except BackendError as exc:
+        raise ArtifactError(f"{path}: {exc}", exc.kind.name) from None
+    builtin = BUILTIN_PROGRAMS[program.name]
+    slots = tuple(SlotSpec(slot, access, builtin.element_bytes) for slot, access in sorted(builtin.slots.items()))
+    summary = f"reference program {program.name!r}"
+    return Artifact(FileKind.REFERENCE, REFERENCE_FORMAT, REFERENCE_TARGET, data, slots, None, summary)
+
+
+def load_artifact(path: Path, options: PackOptions | None = None) -> Artifact:
+    """The artifact for ``path``: a package parsed, a reference program, or a raw module packed on the fly."""
+    data = read_file(path)
+    if not data:
+        raise ArtifactError(f"{path}: empty file")
+    kind = classify(data)
+    if kind is FileKind.PACKAGE:
+        return _from_package(parse_package_file(path, data), data, kind)
+    if kind is FileKind.REFERENCE:
+        return _reference(path, data)
+    pkg = pack_raw(path, data, kind, options or PackOptions())
+    try:
+        return _from_package(pkg, write_package(pkg), kind)
+    except BackendError as exc:
+        raise ArtifactError(f"{path}: {exc}", exc.kind.name) from None
+
+
+def pack_raw(path: Path, data: bytes, kind: FileKind, options: PackOptions) -> KernelPackage:
+    """Wrap a raw module with :mod:`accelcore.pack` (see :func:`accel_cli.packing.pack_module`)."""
+    from .packing import pack_module
+
+    try:
+        return pack_module(data, kind, options)
+    except BackendError as exc:
+        raise ArtifactError(f"{path}: {exc}", exc.kind.name) from None

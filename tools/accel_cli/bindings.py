@@ -1,0 +1,119 @@
+"""Matching ``--bind``/``--out`` against a package's binding table, and loading the .npy arrays.
+
+Promise: every check that does not need the device happens here, before the
+device is opened: each slot the kernel declares is bound exactly once, no
+unknown slot is bound, a requested access is within what the kernel
+declares, each --out names a writable bound slot, and every array loads
+(``allow_pickle=False``) and is non-empty. Failure: :class:`BindError` with
+the argument (``--bind``/``--out``) and the reason.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import numpy.typing as npt
+
+from accelcore.flags import AccessMode
+from accelcore.package import access_allows
+
+from .artifacts import SlotSpec
+from .bindspec import BindSpec, OutSpec
+
+__all__ = ["BindError", "BoundSlot", "plan_bindings"]
+
+_ACCESS_TEXT = {AccessMode.READ: "r", AccessMode.WRITE: "w", AccessMode.READ_WRITE: "rw"}
+
+
+class BindError(ValueError):
+    """A --bind/--out problem: ``argument`` is the option, ``input_file`` True when a file was refused."""
+
+    def __init__(self, argument: str, message: str, *, input_file: bool = False) -> None:
+        super().__init__(message)
+        self.argument = argument
+        self.input_file = input_file
+
+
+@dataclass(frozen=True)
+class BoundSlot:
+    """One slot to bind: the host array (C-contiguous), the access to bind it with, and where to save it."""
+
+    slot: int
+    path: Path
+    array: npt.NDArray[np.generic]
+    access: AccessMode
+    declared: AccessMode
+    out: Path | None = None
+
+    @property
+    def nbytes(self) -> int:
+        return int(self.array.nbytes)
+
+
+def _load_npy(path: Path, option: str) -> npt.NDArray[np.generic]:
+    try:
+        array = np.load(path, allow_pickle=False)
+    except FileNotFoundError:
+        raise BindError(option, f"{path}: no such file", input_file=True) from None
+    except (ValueError, OSError, EOFError) as exc:
+        raise BindError(option, f"{path}: not a readable .npy array ({exc})", input_file=True) from None
+    if not isinstance(array, np.ndarray):
+        raise BindError(
+            option, f"{path}: holds {type(array).__name__}, not one array (.npz is not accepted)", input_file=True
+        )
+    if array.dtype.hasobject:
+        raise BindError(option, f"{path}: object arrays cannot be bound", input_file=True)
+    if array.nbytes == 0:
+        raise BindError(option, f"{path}: the array is empty; a buffer needs at least one byte", input_file=True)
+    return np.ascontiguousarray(array)
+
+
+def plan_bindings(slots: Sequence[SlotSpec], binds: Sequence[BindSpec], outs: Sequence[OutSpec]) -> list[BoundSlot]:
+    """The checked slot list, in slot order (see the module docstring)."""
+    declared = {row.slot: row for row in slots}
+    table = ", ".join(f"{row.slot}:{_ACCESS_TEXT[row.access]}" for row in sorted(slots, key=lambda r: r.slot))
+    seen: dict[int, BindSpec] = {}
+    for spec in binds:
+        if spec.slot in seen:
+            raise BindError("--bind", f"slot {spec.slot} is bound twice ({seen[spec.slot].path} and {spec.path})")
+        if spec.slot not in declared:
+            raise BindError("--bind", f"slot {spec.slot} is not declared by the kernel (its slots: {table})")
+        row = declared[spec.slot]
+        if spec.access is not None and not access_allows(row.access, spec.access):
+            raise BindError(
+                "--bind",
+                f"slot {spec.slot}: access {_ACCESS_TEXT[spec.access]} is more than the kernel declares "
+                f"({_ACCESS_TEXT[row.access]})",
+            )
+        seen[spec.slot] = spec
+    missing = [slot for slot in sorted(declared) if slot not in seen]
+    if missing:
+        wanted = " ".join(f"--bind {s}=FILE.npy:{_ACCESS_TEXT[declared[s].access]}" for s in missing)
+        raise BindError("--bind", f"slot(s) {missing} declared by the kernel are not bound; add {wanted}")
+    out_paths: dict[int, Path] = {}
+    for out in outs:
+        if out.slot not in seen:
+            raise BindError("--out", f"slot {out.slot} has no --bind (an --out needs the bound buffer it saves)")
+        if out.slot in out_paths:
+            raise BindError("--out", f"slot {out.slot} is saved twice")
+        access = seen[out.slot].access or declared[out.slot].access
+        if not int(access) & int(AccessMode.WRITE):
+            raise BindError("--out", f"slot {out.slot} is bound read-only ({_ACCESS_TEXT[access]}); nothing to save")
+        out_paths[out.slot] = out.path
+    planned = []
+    for slot in sorted(seen):
+        spec = seen[slot]
+        row = declared[slot]
+        array = _load_npy(spec.path, "--bind")
+        if array.nbytes % row.element_size:
+            raise BindError(
+                "--bind",
+                f"slot {slot}: {spec.path} holds {array.nbytes} bytes, not a whole number of the kernel's "
+                f"{row.element_size}-byte elements",
+                input_file=True,
+            )
+        planned.append(BoundSlot(slot, spec.path, array, spec.access or row.access, row.access, out_paths.get(slot)))
+    return planned

@@ -1,0 +1,196 @@
+"""``accel run [DEVICE] ARTIFACT --bind SLOT=FILE.npy[:r|w|rw] ... [--out SLOT=FILE.npy] [--timeout DURATION]``."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import click
+import numpy as np
+from rich.table import Table
+
+from accelcore.errors import ErrorKind
+from accelcore.flags import MemoryDomain
+
+from ..artifacts import ArtifactError, load_artifact
+from ..bindings import BindError, plan_bindings
+from ..bindspec import parse_bind, parse_out
+from ..duration import parse_duration
+from ..environment import DEVICE_ENV
+from ..execute import RunFailure, run_once
+from ..exitcodes import ExitCode
+from ..failures import CliFailure, DeviceFailure, InputRejected, UsageProblem
+from ..inventory import discover
+from ..packing import pack_options, pack_options_from
+from ..render import console, emit_json, error_boundary, hexuuid, json_mode, set_json_mode
+from .common import close_provider, require_device
+
+__all__ = ["run"]
+
+_INPUT_KINDS = {ErrorKind.INVALID_ARGUMENT, ErrorKind.UNSUPPORTED, ErrorKind.INCOMPATIBLE}
+
+
+class KernelFailed(CliFailure):
+    """The submission ran and ended Failed or Cancelled (exit 1)."""
+
+    code = ExitCode.FAILED
+    kind = "failed"
+
+
+def _split_positionals(args: Sequence[str]) -> tuple[str, str]:
+    import os
+
+    if len(args) == 2:
+        return args[0], args[1]
+    if len(args) == 1:
+        return require_device(os.environ.get(DEVICE_ENV)), args[0]
+    raise UsageProblem("give [DEVICE] ARTIFACT (DEVICE defaults to $ACCEL_DEVICE)", argument="ARGS")
+
+
+def _failure(exc: RunFailure) -> CliFailure:
+    kind = exc.error.kind.name if exc.error is not None else None
+    if exc.phase == "execute" and (exc.error is None or exc.error.kind is not ErrorKind.DEVICE_LOST):
+        return KernelFailed(str(exc), error_kind=kind)
+    if exc.phase in ("load", "submit") and exc.error is not None and exc.error.kind in _INPUT_KINDS:
+        return InputRejected(
+            f"the device refused the artifact or bindings: {exc}", argument="ARTIFACT", error_kind=kind
+        )
+    if exc.phase == "allocate" and exc.error is not None and exc.error.kind in _INPUT_KINDS:
+        return UsageProblem(str(exc), argument="--bind/--domain", error_kind=kind)
+    return DeviceFailure(str(exc), error_kind=kind)
+
+
+@click.command(context_settings={"show_default": True})
+@click.argument("args", nargs=-1, required=True, metavar="[DEVICE] ARTIFACT")
+@click.option(
+    "--bind",
+    "binds",
+    multiple=True,
+    metavar="SLOT=FILE.npy[:r|w|rw]",
+    help="Bind slot SLOT to a buffer holding FILE's array; access defaults to what the kernel declares.",
+)
+@click.option("--out", "outs", multiple=True, metavar="SLOT=FILE.npy", help="After the run, save slot SLOT to FILE.")
+@click.option(
+    "--timeout", default="inf", metavar="DURATION", help="Submission timeout from admission (250ms, 2s, inf)."
+)
+@click.option(
+    "--wait", "wait_limit", default="10m", metavar="DURATION", help="How long the host waits for a pending event."
+)
+@click.option(
+    "--domain",
+    type=click.Choice(["auto", "device", "shared", "host"], case_sensitive=False),
+    default="auto",
+    help="Memory domain of the buffers (auto: device, else shared, else host).",
+)
+@click.option("--resident-bytes", default=64 << 20, type=click.IntRange(1), help="Ceiling on what the program retains.")
+@pack_options
+@click.option("--json", "as_json", is_flag=True, help="Print timings and outputs as JSON (schema accel-run/1).")
+@error_boundary
+def run(
+    args: Sequence[str],
+    binds: Sequence[str],
+    outs: Sequence[str],
+    timeout: str,
+    wait_limit: str,
+    domain: str,
+    resident_bytes: int,
+    as_json: bool,
+    **packing: Any,
+) -> None:
+    """Run ARTIFACT once on DEVICE and save the slots named by --out.
+
+    ARTIFACT is a kernel package (.kpkg), a SPIR-V module, OpenCL C source or
+    an OpenCL device binary; raw modules are packed on the fly from the
+    packing options and what inspection finds (see `accel pack`). Every slot
+    the kernel declares needs a --bind. Reports the time spent allocating,
+    loading, transferring in, executing and transferring out.
+
+    Exit status: 0 ran, 1 the kernel ended Failed/Cancelled, 2 bad option
+    (bad --bind, missing slot, bad selector), 3 a file was refused (artifact,
+    .npy), 4 the device failed.
+    """
+    set_json_mode(as_json)
+    device_text, artifact_text = _split_positionals(args)
+    try:
+        timeout_value = parse_duration(timeout)
+    except ValueError as exc:
+        raise UsageProblem(str(exc), argument="--timeout") from None
+    try:
+        wait_value = parse_duration(wait_limit)
+    except ValueError as exc:
+        raise UsageProblem(str(exc), argument="--wait") from None
+    try:
+        bind_specs = [parse_bind(text) for text in binds]
+        out_specs = [parse_out(text) for text in outs]
+    except ValueError as exc:
+        raise UsageProblem(str(exc), argument="--bind" if "--bind" in str(exc) else "--out") from None
+    try:
+        artifact = load_artifact(Path(artifact_text), pack_options_from(packing))
+    except ArtifactError as exc:
+        raise InputRejected(str(exc), argument="ARTIFACT", error_kind=exc.kind) from None
+    try:
+        slots = plan_bindings(artifact.slots, bind_specs, out_specs)
+    except BindError as exc:
+        failure = InputRejected if exc.input_file else UsageProblem
+        raise failure(str(exc), argument=exc.argument) from None
+
+    inventory = discover()
+    entry = inventory.select_one(device_text)
+    provider = inventory.family_of(entry).open(entry)
+    try:
+        result = run_once(
+            provider,
+            artifact,
+            slots,
+            timeout=timeout_value,
+            domain=None if domain == "auto" else MemoryDomain[domain.upper()],
+            resident_bytes=resident_bytes,
+            wait_limit_s=None if wait_value.ns is None else wait_value.ns / 1e9,
+        )
+    except RunFailure as exc:
+        raise _failure(exc) from None
+    finally:
+        close_provider(provider)
+    for slot in slots:
+        if slot.out is not None:
+            try:
+                np.save(slot.out, result.outputs[slot.slot], allow_pickle=False)
+            except OSError as exc:
+                raise UsageProblem(f"cannot write {slot.out}: {exc.strerror}", argument="--out") from None
+    document = {
+        "schema": "accel-run/1",
+        "device": {"id": entry.device_id, "name": entry.name, "uuid": hexuuid(entry.uuid)},
+        "artifact": {"path": artifact_text, "kind": artifact.kind.value, "summary": artifact.summary},
+        "domain": result.domain.name,
+        "state": result.final_state,
+        "timings_s": result.timings,
+        "slots": [
+            {
+                "slot": s.slot,
+                "input": str(s.path),
+                "access": s.access.name,
+                "bytes": s.nbytes,
+                "dtype": str(s.array.dtype),
+                "shape": list(s.array.shape),
+                "output": None if s.out is None else str(s.out),
+            }
+            for s in slots
+        ],
+    }
+    if json_mode():
+        emit_json(document)
+        return
+    out = console()
+    out.print(f"[bold]{entry.device_id}[/bold] {entry.name}: {artifact.summary} -> {result.final_state}")
+    table = Table(show_header=True)
+    table.add_column("phase")
+    table.add_column("ms", justify="right")
+    for name, seconds in result.timings.items():
+        table.add_row(name.removesuffix("_s"), f"{seconds * 1e3:.3f}")
+    out.print(table)
+    for s in slots:
+        saved = f" -> {s.out}" if s.out is not None else ""
+        out.print(
+            f"slot {s.slot} [{s.access.name}] {s.path} ({s.nbytes} bytes {s.array.dtype}{list(s.array.shape)}){saved}"
+        )
