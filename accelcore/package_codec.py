@@ -40,6 +40,7 @@ __all__ = [
     "VERSION",
     "parse_artifact",
     "parse_package",
+    "validate_package",
     "write_package",
 ]
 
@@ -173,6 +174,16 @@ def _check_model(
             raise _malformed("OpenCL C source contains NUL")
     if kind is not ModuleKind.OPENCL_BINARY and any(target.words):
         raise _malformed(f"{kind.name} packages record no target; all 12 target words must be 0")
+
+
+def validate_package(pkg: KernelPackage) -> None:
+    """Every rule :func:`write_package` and :func:`parse_package` enforce; INVALID_ARGUMENT or UNSUPPORTED."""
+    try:
+        kind = ModuleKind(int(pkg.module_kind))
+    except ValueError:
+        raise BackendError(ErrorKind.UNSUPPORTED, f"module kind {pkg.module_kind!r} is not a ModuleKind") from None
+    _check_model(kind, pkg.local_size, tuple(pkg.bindings), pkg.dispatch, bytes(pkg.module), pkg.target)
+    _check_names(pkg.entry_point, pkg.build_options)
 
 
 # --------------------------------------------------------------------------- writer
