@@ -1,1 +1,37 @@
-"""The conformance suite as a library (see accelcore.conformance.suite)."""
+"""The conformance suite as a library.
+
+``run(factory, target, hooks, extra_cases=(), progress=None) -> Report`` runs
+every standard case of SPEC.md (stable ids, exact expected error kinds) on
+fresh provider instances, then the provider's own ``extra_cases``
+(:class:`ConformanceCase`), then ``accounting.resource-lifecycle``. The CLI
+and the tests call the same function.
+"""
+
+from __future__ import annotations
+
+from .case import CaseContext, CaseFailed, CaseSkipped, ConformanceCase, FixtureBuffer, Session
+from .report import REPORT_FORMAT, CaseResult, CaseStatus, Report
+from .standard import ACCOUNTING_CASE, STANDARD_CASES
+from .suite import DEFAULT_WAIT_LIMIT_S, run, standard_case_ids
+from .target import BindingFixture, ConformanceHooks, ConformanceTarget
+
+__all__ = [
+    "ACCOUNTING_CASE",
+    "DEFAULT_WAIT_LIMIT_S",
+    "REPORT_FORMAT",
+    "STANDARD_CASES",
+    "BindingFixture",
+    "CaseContext",
+    "CaseFailed",
+    "CaseResult",
+    "CaseSkipped",
+    "CaseStatus",
+    "ConformanceCase",
+    "ConformanceHooks",
+    "ConformanceTarget",
+    "FixtureBuffer",
+    "Report",
+    "Session",
+    "run",
+    "standard_case_ids",
+]
