@@ -1,0 +1,565 @@
+"""``OpenCLAccelerator``: the accelcore ``Accelerator`` contract over pyopencl.
+
+One instance drives one device. Device-independent checks are accelcore's
+validators; device facts come from discovery; the release policy of
+submission gates lives in :mod:`.gating`, program loading in
+:mod:`.programs`, memory decisions and transfers in :mod:`.memory`, and the
+one CL-status table in :mod:`.errors`. Handles of another instance, or of
+another context, are refused before any native call. The instance is not
+thread-safe for concurrent contract calls (the contract does not ask for
+it); gate callbacks from driver threads are synchronised internally.
+"""
+
+from __future__ import annotations
+
+import itertools
+import time
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import numpy as np
+
+from accelcore import (
+    AcceleratorClass,
+    AllocatedBuffer,
+    ArtifactRef,
+    BackendError,
+    BindingRef,
+    BufferDesc,
+    BufferInfo,
+    ByteSink,
+    ByteSource,
+    Capabilities,
+    ContextDesc,
+    DeviceIdentity,
+    DeviceInfo,
+    DeviceLimits,
+    ErrorKind,
+    EventState,
+    QueueDesc,
+    ReleaseRejected,
+    SubmitIndeterminate,
+    SubmitRejected,
+    Timeout,
+    validate_binding_ranges,
+)
+from accelcore.package import NO_COUNT_ARGUMENT, DispatchKind, KernelPackage, access_allows
+
+from .accounting import LiveObjects
+from .cancellation import CancellationProof, gate_cancellation_proof
+from .discovery import NativeDevice, load_pyopencl
+from .errors import cl_call
+from .gating import HoldSwitch, Phase, QueueGates, Submission
+from .handles import OpenCLBuffer, OpenCLContext, OpenCLEvent, OpenCLProgram, OpenCLQueue
+from .memory import MemoryPlan, check_alignment, plan_memory, read_segments, write_segments
+from .programs import ProgramLoader
+
+__all__ = ["POLICY_LIMITS", "OpenCLAccelerator"]
+
+U32_MAX = 0xFFFFFFFF
+
+POLICY_LIMITS: Mapping[str, int] = {
+    "max_contexts": 16,
+    "max_buffers_per_context": 65536,
+    "max_programs_per_context": 1024,
+    "max_queues_per_context": 64,
+    "max_events_per_context": 4096,
+    "max_bindings_per_submission": 64,
+    "max_artifact_bytes": 16 << 20,
+}
+"""Provider bookkeeping limits (OpenCL reports no such numbers); device answers cap them where it has any."""
+
+_owner_ids = itertools.count(1)
+
+
+def _invalid(message: str) -> BackendError:
+    return BackendError(ErrorKind.INVALID_ARGUMENT, message)
+
+
+class OpenCLAccelerator:
+    """An ``Accelerator`` for one OpenCL device (see the module docstring)."""
+
+    def __init__(self, native: NativeDevice) -> None:
+        self._cl = load_pyopencl()
+        self._native = native
+        self._device = native.device
+        self._owner = next(_owner_ids)
+        self.live = LiveObjects()
+        self.hold = HoldSwitch()
+        self.memory: MemoryPlan = plan_memory(self._cl, self._device)
+        self.cancellation: CancellationProof = gate_cancellation_proof(native.key, self._device)
+        self._info = self._describe()
+        self._loader = ProgramLoader(
+            self._cl,
+            self._device,
+            native.index,
+            native.uuid,
+            native.fingerprint.platform_name,
+            native.fingerprint.target(),
+            self._info.limits.max_bindings_per_submission,
+            self._info.limits.max_artifact_bytes,
+        )
+        self._contexts = 0
+        self._queues: list[OpenCLQueue] = []
+
+    def __repr__(self) -> str:
+        return f"<OpenCLAccelerator #{self._owner} {self._native.name!r} live={self.live.total()}>"
+
+    # -- metadata -------------------------------------------------------------
+
+    def _describe(self) -> DeviceInfo:
+        cl = self._cl
+        device = self._device
+        device_type = int(device.type)
+        klass = AcceleratorClass.GPU if device_type & int(cl.device_type.GPU) else AcceleratorClass.OTHER
+        identity = DeviceIdentity(
+            uuid=self._native.uuid,
+            class_=klass,
+            vendor_id=int(device.vendor_id) & U32_MAX,
+            device_id=0,
+        )
+        capabilities = self.memory.capabilities
+        if self.cancellation.holds:
+            capabilities |= Capabilities.EVENT_CANCELLATION
+        pointer_bytes = max(4, int(device.address_bits) // 8)
+        argument_slots = max(1, int(device.max_parameter_size) // pointer_bytes - 1)
+        max_alloc = int(device.max_mem_alloc_size)
+        limits = DeviceLimits(
+            max_contexts=POLICY_LIMITS["max_contexts"],
+            max_buffers_per_context=POLICY_LIMITS["max_buffers_per_context"],
+            max_programs_per_context=POLICY_LIMITS["max_programs_per_context"],
+            max_queues_per_context=POLICY_LIMITS["max_queues_per_context"],
+            max_events_per_context=POLICY_LIMITS["max_events_per_context"],
+            max_bindings_per_submission=min(POLICY_LIMITS["max_bindings_per_submission"], argument_slots),
+            max_buffer_bytes=max_alloc,
+            max_artifact_bytes=min(POLICY_LIMITS["max_artifact_bytes"], max_alloc),
+        )
+        info = DeviceInfo(identity, capabilities, limits)
+        info.validate()
+        return info
+
+    def device_info(self) -> DeviceInfo:
+        """The DeviceInfo computed once at construction (stable for the instance)."""
+        return self._info
+
+    # -- handle checks ----------------------------------------------------------
+
+    def _mine(self, handle: Any, kind: type, what: str) -> Any:
+        if not isinstance(handle, kind) or handle.owner != self._owner:
+            raise _invalid(f"{what} {handle!r} is not a {kind.__name__} of this OpenCL instance")
+        if not handle.live:
+            raise _invalid(f"{what} {handle!r} was already released")
+        return handle
+
+    # -- contexts ---------------------------------------------------------------
+
+    def create_context(self, desc: ContextDesc) -> OpenCLContext:
+        self._info.validate_context_desc(desc)
+        if self._contexts >= self._info.limits.max_contexts:
+            raise BackendError(ErrorKind.RESOURCE_LIMIT, f"max_contexts {self._info.limits.max_contexts} reached")
+        cl = self._cl
+        with cl_call("clCreateContext", "creating a context"):
+            native = cl.Context([self._device])
+        with cl_call("clCreateCommandQueue", "creating the context's transfer queue"):
+            transfer = cl.CommandQueue(native, self._device)
+        self._contexts += 1
+        self.live.add("contexts")
+        self.live.add("command_queues")
+        return OpenCLContext(self._owner, native, transfer)
+
+    def destroy_context(self, context: OpenCLContext) -> None:
+        try:
+            self._mine(context, OpenCLContext, "context")
+        except BackendError as error:
+            raise ReleaseRejected(error, context) from None
+        if context.children():
+            raise ReleaseRejected(
+                BackendError(
+                    ErrorKind.BUSY,
+                    f"context still has {context.buffers} buffers, {context.programs} programs, "
+                    f"{context.queues} queues and {context.events} events",
+                ),
+                context,
+            )
+        context.live = False
+        context.transfer_queue = None
+        context.native = None
+        self._contexts -= 1
+        self.live.remove("command_queues")
+        self.live.remove("contexts")
+
+    # -- buffers ----------------------------------------------------------------
+
+    def allocate_buffer(self, context: OpenCLContext, desc: BufferDesc) -> AllocatedBuffer[OpenCLBuffer]:
+        self._mine(context, OpenCLContext, "context")
+        self._info.validate_buffer_desc(desc)
+        check_alignment(self.memory, desc)
+        if context.buffers >= self._info.limits.max_buffers_per_context:
+            raise BackendError(
+                ErrorKind.RESOURCE_LIMIT, f"max_buffers_per_context {self._info.limits.max_buffers_per_context} reached"
+            )
+        cl = self._cl
+        with cl_call("clCreateBuffer", f"allocating {desc.bytes} bytes ({desc.domain.name})"):
+            native = cl.Buffer(context.native, self.memory.flags[desc.domain], desc.bytes)
+        try:
+            with cl_call("clGetMemObjectInfo", "reading CL_MEM_SIZE"):
+                size = int(native.get_info(cl.mem_info.SIZE))
+            info = BufferInfo(desc, size, self.memory.base_alignment, self.memory.properties[desc.domain])
+            self._info.validate_buffer_info(desc, info)
+        except BackendError:
+            native.release()
+            raise
+        context.buffers += 1
+        self.live.add("buffers")
+        return AllocatedBuffer(OpenCLBuffer(self._owner, context, native, info), info)
+
+    def _transfer_range(self, buffer: OpenCLBuffer, offset: int, length: int, what: str) -> None:
+        size = buffer.info.desc.bytes
+        if isinstance(offset, bool) or not isinstance(offset, int) or offset < 0:
+            raise _invalid(f"{what} offset {offset!r} must be a non-negative integer")
+        if offset >= size or offset + length > size:
+            raise BackendError(
+                ErrorKind.OUT_OF_BOUNDS,
+                f"{what} of {length} bytes at offset {offset} is outside the buffer's {size} bytes",
+            )
+
+    def write_buffer(self, buffer: OpenCLBuffer, offset: int, data: ByteSource) -> None:
+        from accelcore import BufferUsage
+
+        self._mine(buffer, OpenCLBuffer, "buffer")
+        if not buffer.info.desc.usage & BufferUsage.TRANSFER_DESTINATION:
+            raise BackendError(
+                ErrorKind.PERMISSION_DENIED,
+                f"write_buffer needs TRANSFER_DESTINATION; buffer usage is {buffer.info.desc.usage!r}",
+            )
+        self._transfer_range(buffer, offset, data.len(), "write")
+        write_segments(self._cl, buffer.context.transfer_queue, buffer.native, offset, data)
+
+    def read_buffer(self, buffer: OpenCLBuffer, offset: int, data: ByteSink) -> None:
+        from accelcore import BufferUsage
+
+        self._mine(buffer, OpenCLBuffer, "buffer")
+        if not buffer.info.desc.usage & BufferUsage.TRANSFER_SOURCE:
+            raise BackendError(
+                ErrorKind.PERMISSION_DENIED,
+                f"read_buffer needs TRANSFER_SOURCE; buffer usage is {buffer.info.desc.usage!r}",
+            )
+        self._transfer_range(buffer, offset, data.len(), "read")
+        read_segments(self._cl, buffer.context.transfer_queue, buffer.native, offset, data)
+
+    def free_buffer(self, buffer: OpenCLBuffer) -> None:
+        try:
+            self._mine(buffer, OpenCLBuffer, "buffer")
+        except BackendError as error:
+            raise ReleaseRejected(error, buffer) from None
+        if buffer.in_flight:
+            raise ReleaseRejected(
+                BackendError(ErrorKind.BUSY, f"buffer is bound to {buffer.in_flight} live events"), buffer
+            )
+        try:
+            with cl_call("clReleaseMemObject", "releasing a buffer"):
+                buffer.native.release()
+        except BackendError as error:
+            raise ReleaseRejected(error, buffer) from None
+        buffer.live = False
+        buffer.native = None
+        buffer.context.buffers -= 1
+        self.live.remove("buffers")
+
+    # -- programs ---------------------------------------------------------------
+
+    def load_program(self, context: OpenCLContext, artifact: ArtifactRef) -> OpenCLProgram:
+        self._mine(context, OpenCLContext, "context")
+        package = self._loader.parse(artifact)
+        return self.load_package(context, package, artifact.resident_bytes)
+
+    def load_package(self, context: OpenCLContext, package: KernelPackage, resident_bytes: int) -> OpenCLProgram:
+        """Provider extra: load an already decoded package (``load_program`` minus the codec)."""
+        self._mine(context, OpenCLContext, "context")
+        if context.programs >= self._info.limits.max_programs_per_context:
+            raise BackendError(
+                ErrorKind.RESOURCE_LIMIT,
+                f"max_programs_per_context {self._info.limits.max_programs_per_context} reached",
+            )
+        built = self._loader.build(context.native, package, resident_bytes)
+        context.programs += 1
+        self.live.add("programs")
+        self.live.add("kernels")
+        return OpenCLProgram(
+            self._owner,
+            context,
+            built.native,
+            built.kernel,
+            package,
+            built.resident_bytes,
+            built.binary,
+            built.from_cache,
+        )
+
+    def program_binary(self, program: OpenCLProgram) -> bytes:
+        """Provider extra: the device binary of a loaded program (for OPENCL_BINARY packages)."""
+        self._mine(program, OpenCLProgram, "program")
+        return program.binary
+
+    @property
+    def binary_target(self) -> Any:
+        """Provider extra: the TargetIdentity this device's binaries carry."""
+        return self._loader.target
+
+    def unload_program(self, program: OpenCLProgram) -> None:
+        try:
+            self._mine(program, OpenCLProgram, "program")
+        except BackendError as error:
+            raise ReleaseRejected(error, program) from None
+        if program.in_flight:
+            raise ReleaseRejected(
+                BackendError(ErrorKind.BUSY, f"program is referenced by {program.in_flight} live events"), program
+            )
+        program.live = False
+        program.kernel = None
+        program.native = None
+        program.context.programs -= 1
+        self.live.remove("kernels")
+        self.live.remove("programs")
+
+    # -- queues -----------------------------------------------------------------
+
+    def create_queue(self, context: OpenCLContext, desc: QueueDesc) -> OpenCLQueue:
+        self._mine(context, OpenCLContext, "context")
+        self._info.validate_queue_desc(desc)
+        if context.queues >= self._info.limits.max_queues_per_context:
+            raise BackendError(
+                ErrorKind.RESOURCE_LIMIT, f"max_queues_per_context {self._info.limits.max_queues_per_context} reached"
+            )
+        with cl_call("clCreateCommandQueue", "creating an execution queue"):
+            native = self._cl.CommandQueue(context.native, self._device)
+        context.queues += 1
+        self.live.add("command_queues")
+        queue = OpenCLQueue(self._owner, context, native, QueueGates(native, self.hold))
+        return queue
+
+    def destroy_queue(self, queue: OpenCLQueue) -> None:
+        try:
+            self._mine(queue, OpenCLQueue, "queue")
+        except BackendError as error:
+            raise ReleaseRejected(error, queue) from None
+        if queue.in_flight:
+            raise ReleaseRejected(
+                BackendError(ErrorKind.BUSY, f"queue is referenced by {queue.in_flight} live events"), queue
+            )
+        try:
+            with cl_call("clFlush", "flushing a queue before release"):
+                queue.native.flush()
+        except BackendError as error:
+            raise ReleaseRejected(error, queue) from None
+        queue.live = False
+        queue.native = None
+        queue.context.queues -= 1
+        self.live.remove("command_queues")
+
+    # -- submission ---------------------------------------------------------------
+
+    def submit(
+        self,
+        queue: OpenCLQueue,
+        program: OpenCLProgram,
+        bindings: Sequence[BindingRef[OpenCLBuffer]],
+        timeout: Timeout,
+    ) -> OpenCLEvent:
+        admitted_ns = time.monotonic_ns()
+        try:
+            plan = self._check_submission(queue, program, bindings)
+        except BackendError as error:
+            raise SubmitRejected(error) from None
+        deadline = None if timeout.is_infinite else admitted_ns + int(timeout.ns or 0)
+        return self._enqueue(queue, program, bindings, plan, deadline)
+
+    def _check_submission(
+        self, queue: OpenCLQueue, program: OpenCLProgram, bindings: Sequence[BindingRef[OpenCLBuffer]]
+    ) -> tuple[int, tuple[int, int, int]]:
+        self._mine(queue, OpenCLQueue, "queue")
+        self._mine(program, OpenCLProgram, "program")
+        context = queue.context
+        if program.context is not context:
+            raise _invalid("the program belongs to another context than the queue")
+        for binding in bindings:
+            self._mine(binding.buffer, OpenCLBuffer, f"slot {binding.slot} buffer")
+            if binding.buffer.context is not context:
+                raise _invalid(f"slot {binding.slot}: the buffer belongs to another context than the queue")
+        descs = [binding.buffer.info.desc for binding in bindings]
+        BindingRef.validate_for_submit(bindings, descs, self._info.limits.max_bindings_per_submission)
+        validate_binding_ranges(bindings, descs)
+        package = program.package
+        for binding in bindings:
+            row = package.binding_for_slot(binding.slot)
+            if row is None:
+                slots = sorted(b.slot for b in package.bindings)
+                raise BackendError(
+                    ErrorKind.INCOMPATIBLE,
+                    f"slot {binding.slot} is not a binding of kernel {package.entry_point!r} (its slots: {slots})",
+                )
+            if not access_allows(row.access, binding.access):
+                raise BackendError(
+                    ErrorKind.INCOMPATIBLE,
+                    f"slot {binding.slot}: kernel {package.entry_point!r} declares {row.access.name}, "
+                    f"the binding asks for {binding.access.name}",
+                )
+            if binding.range.offset % self.memory.base_alignment:
+                raise BackendError(
+                    ErrorKind.INCOMPATIBLE,
+                    f"slot {binding.slot}: range offset {binding.range.offset} cannot be bound directly; "
+                    f"OpenCL sub-buffer origins must be multiples of {self.memory.base_alignment} bytes",
+                )
+        bound = {binding.slot for binding in bindings}
+        missing = sorted(b.slot for b in package.bindings if b.slot not in bound)
+        if missing:
+            raise BackendError(
+                ErrorKind.INCOMPATIBLE, f"kernel {package.entry_point!r} needs slots {missing} bound as well"
+            )
+        if context.events >= self._info.limits.max_events_per_context:
+            raise BackendError(
+                ErrorKind.RESOURCE_LIMIT, f"max_events_per_context {self._info.limits.max_events_per_context} reached"
+            )
+        dispatch = package.dispatch
+        range_bytes = 0
+        element_size = 1
+        if dispatch.kind is DispatchKind.FROM_BINDING:
+            binding = next(b for b in bindings if b.slot == dispatch.slot)
+            row = package.binding_for_slot(dispatch.slot)
+            assert row is not None
+            range_bytes, element_size = binding.range.bytes, max(1, row.element_size)
+        elements, groups = dispatch.elements_and_groups(package.local_size, range_bytes, element_size)
+        if elements > U32_MAX or any(g * size > U32_MAX for g, size in zip(groups, package.local_size, strict=True)):
+            raise BackendError(ErrorKind.RESOURCE_LIMIT, f"dispatch of {elements} elements exceeds the u32 range")
+        return elements, groups
+
+    def _enqueue(
+        self,
+        queue: OpenCLQueue,
+        program: OpenCLProgram,
+        bindings: Sequence[BindingRef[OpenCLBuffer]],
+        plan: tuple[int, tuple[int, int, int]],
+        deadline_ns: int | None,
+    ) -> OpenCLEvent:
+        cl = self._cl
+        elements, groups = plan
+        package = program.package
+        local = package.local_size
+        sub_buffers: list[Any] = []
+        gate = None
+        try:
+            arguments: list[tuple[int, Any]] = []
+            for binding in bindings:
+                row = package.binding_for_slot(binding.slot)
+                assert row is not None
+                native = binding.buffer.native
+                rng = binding.range
+                if rng.offset != 0 or rng.bytes != binding.buffer.info.desc.bytes:
+                    with cl_call("clCreateSubBuffer", f"binding slot {binding.slot} range {rng.offset}+{rng.bytes}"):
+                        native = native.get_sub_region(rng.offset, rng.bytes)
+                    sub_buffers.append(native)
+                arguments.append((row.native_index, native))
+            with cl_call("clCreateUserEvent", "creating a submission gate"):
+                gate = cl.UserEvent(queue.context.native)
+            global_size = (groups[0] * local[0], groups[1] * local[1], groups[2] * local[2])
+            with program.lock:
+                with cl_call("clSetKernelArg", f"setting the arguments of {package.entry_point!r}"):
+                    for index, value in arguments:
+                        program.kernel.set_arg(index, value)
+                    if package.dispatch.count_argument != NO_COUNT_ARGUMENT:
+                        program.kernel.set_arg(package.dispatch.count_argument, np.uint32(elements))
+                with cl_call("clEnqueueNDRangeKernel", f"enqueueing {package.entry_point!r}"):
+                    kernel_event = cl.enqueue_nd_range_kernel(
+                        queue.native, program.kernel, global_size, local, wait_for=[gate]
+                    )
+        except BackendError as error:
+            if gate is not None:
+                try:
+                    gate.set_status(-1)
+                except cl.Error:
+                    pass
+            for sub in sub_buffers:
+                sub.release()
+            raise SubmitRejected(error) from None
+        buffers = [binding.buffer for binding in bindings]
+        submission = Submission(queue, program, buffers, sub_buffers, gate, kernel_event, deadline_ns)
+        event = self._account_admitted(submission)
+        try:
+            with cl_call("clFlush", "flushing the queue after admission"):
+                queue.native.flush()
+            queue.gates.admit(submission)
+        except BackendError as error:
+            raise SubmitIndeterminate(error, event) from None
+        return event
+
+    def _account_admitted(self, submission: Submission) -> OpenCLEvent:
+        queue = submission.queue
+        queue.in_flight += 1
+        queue.context.events += 1
+        submission.program.in_flight += 1
+        for buffer in submission.buffers:
+            buffer.in_flight += 1
+        self.live.add("user_events")
+        self.live.add("kernel_events")
+        self.live.add("sub_buffers", len(submission.sub_buffers))
+        return OpenCLEvent(self._owner, submission)
+
+    # -- events -----------------------------------------------------------------------
+
+    def poll_event(self, event: OpenCLEvent) -> EventState:
+        """Non-blocking: the recorded terminal state, or one clGetEventInfo (see gating)."""
+        if event.__class__ is not OpenCLEvent or event.owner != self._owner or not event.live:
+            self._mine(event, OpenCLEvent, "event")
+        submission = event.submission
+        if submission.phase is Phase.ENDED:
+            return submission.state
+        with cl_call("clGetEventInfo", "polling a submission"):
+            return submission.queue.gates.poll(submission)
+
+    def cancel_event(self, event: OpenCLEvent) -> None:
+        self._mine(event, OpenCLEvent, "event")
+        self._info.validate_event_cancellation()
+        submission = event.submission
+        submission.queue.gates.cancel(submission)
+
+    def destroy_event(self, event: OpenCLEvent) -> None:
+        try:
+            self._mine(event, OpenCLEvent, "event")
+            state = self.poll_event(event)
+        except BackendError as error:
+            raise ReleaseRejected(error, event) from None
+        if not state.is_terminal:
+            raise ReleaseRejected(
+                BackendError(ErrorKind.BUSY, "the event is still pending; poll it to a terminal state first"),
+                event,
+            )
+        submission = event.submission
+        for sub in submission.sub_buffers:
+            sub.release()
+        self.live.remove("sub_buffers", len(submission.sub_buffers))
+        submission.sub_buffers = []
+        for buffer in submission.buffers:
+            buffer.in_flight -= 1
+        submission.program.in_flight -= 1
+        submission.queue.in_flight -= 1
+        submission.queue.context.events -= 1
+        submission.gate = None
+        submission.kernel_event = None
+        event.live = False
+        self.live.remove("user_events")
+        self.live.remove("kernel_events")
+
+    # -- test controls (the conformance hooks call these) --------------------------------
+
+    def hold_submissions(self) -> None:
+        """From now on gates of this instance open only through :meth:`release_held`."""
+        self.hold.on = True
+
+    def release_held(self, event: OpenCLEvent) -> None:
+        """Open ``event``'s gate now (hold mode); it then runs to completion."""
+        self._mine(event, OpenCLEvent, "event")
+        event.submission.queue.gates.release_held(event.submission)
+
+    def live_resources(self) -> dict[str, int]:
+        """Live native objects per kind (see :mod:`.accounting`)."""
+        return self.live.snapshot()

@@ -1,0 +1,50 @@
+"""Live native OpenCL objects per kind, for the conformance accounting case.
+
+A count goes up when the provider creates a native object and down when it
+drops its last reference (pyopencl then calls ``clRelease*`` at once;
+buffers are released explicitly). ``indeterminate`` counts objects whose
+release failed: they are gone from the provider's view but not proven freed.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections import Counter
+
+__all__ = ["KINDS", "LiveObjects"]
+
+KINDS = (
+    "contexts",
+    "command_queues",
+    "buffers",
+    "sub_buffers",
+    "programs",
+    "kernels",
+    "user_events",
+    "kernel_events",
+    "indeterminate",
+)
+
+
+class LiveObjects:
+    """Thread-safe counters (gate callbacks may run on a driver thread)."""
+
+    def __init__(self) -> None:
+        self._counts: Counter[str] = Counter()
+        self._lock = threading.Lock()
+
+    def add(self, kind: str, count: int = 1) -> None:
+        with self._lock:
+            self._counts[kind] += count
+
+    def remove(self, kind: str, count: int = 1) -> None:
+        with self._lock:
+            self._counts[kind] -= count
+
+    def snapshot(self) -> dict[str, int]:
+        with self._lock:
+            return {kind: self._counts[kind] for kind in KINDS}
+
+    def total(self) -> int:
+        with self._lock:
+            return sum(self._counts.values())

@@ -1,0 +1,182 @@
+"""Enumerate OpenCL platforms and devices, and describe each from its own answers.
+
+Discovery imports pyopencl lazily and raises
+:class:`~accelcore.registry.ProviderUnavailable` (with the fix) when the
+binding or the ICD loader is missing. Platforms without devices (Mesa's
+Clover here) are skipped. Device indices count devices across platforms in
+ICD order, so they are stable for one machine and driver set. Nothing here
+changes the environment: rusticl shows its llvmpipe device only when
+``RUSTICL_ENABLE=swrast`` was set before the first enumeration.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass
+from typing import Any
+
+from accelcore import TargetIdentity
+from accelcore.package import opencl_target_identity
+from accelcore.registry import DeviceEntry, ProviderUnavailable
+
+__all__ = ["DeviceFingerprint", "NativeDevice", "entry_tag", "find_device", "list_devices", "load_pyopencl"]
+
+PROVIDER = "opencl"
+
+
+def load_pyopencl() -> Any:
+    """The pyopencl module, or ProviderUnavailable naming what to install."""
+    try:
+        import pyopencl
+    except ImportError as exc:
+        raise ProviderUnavailable(
+            PROVIDER, f"pyopencl is not importable ({exc}); install the extra: pip install 'accelcore[opencl]'"
+        ) from None
+    except OSError as exc:  # the binding loads but libOpenCL.so (the ICD loader) does not
+        raise ProviderUnavailable(
+            PROVIDER, f"the OpenCL ICD loader cannot be loaded ({exc}); install ocl-icd-libopencl1 and a driver ICD"
+        ) from None
+    return pyopencl
+
+
+@dataclass(frozen=True, slots=True)
+class DeviceFingerprint:
+    """The device answers that identify it and decide whether a binary is loadable."""
+
+    platform_name: str
+    platform_version: str
+    device_name: str
+    device_version: str
+    driver_version: str
+    vendor_id: int
+    address_bits: int
+
+    def target(self) -> TargetIdentity:
+        """The TargetIdentity of binaries built for this device (accelcore's OpenCL schema)."""
+        return opencl_target_identity(
+            self.platform_name,
+            self.device_name,
+            self.driver_version,
+            platform_version=self.platform_version,
+            device_version=self.device_version,
+            vendor_id=self.vendor_id,
+            address_bits=self.address_bits,
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class NativeDevice:
+    """One device with the answers the provider needs (all read once, at discovery)."""
+
+    index: int
+    platform: Any
+    device: Any
+    fingerprint: DeviceFingerprint
+    uuid: bytes
+    uuid_source: str
+
+    @property
+    def name(self) -> str:
+        return self.fingerprint.device_name
+
+    @property
+    def key(self) -> tuple[str, ...]:
+        """Identifies the device across instances of one process (for per-process caches)."""
+        f = self.fingerprint
+        return (str(self.index), f.platform_name, f.device_name, f.driver_version)
+
+
+def _device_uuid(cl: Any, device: Any, fingerprint: DeviceFingerprint, index: int) -> tuple[bytes, str]:
+    """CL_DEVICE_UUID_KHR when the device offers cl_khr_device_uuid, else a documented hash."""
+    extensions = str(device.extensions).split()
+    if "cl_khr_device_uuid" in extensions:
+        try:
+            raw = device.get_info(0x106A)  # CL_DEVICE_UUID_KHR
+            value = bytes(raw)
+            if len(value) == 16:
+                return value, "CL_DEVICE_UUID_KHR"
+        except (cl.Error, TypeError, ValueError):
+            pass
+    text = "\0".join(
+        (
+            fingerprint.platform_name,
+            str(fingerprint.vendor_id),
+            fingerprint.device_name,
+            fingerprint.driver_version,
+            str(index),
+        )
+    )
+    return hashlib.sha256(text.encode("utf-8")).digest()[:16], "sha256(platform, vendor, name, driver, index)"
+
+
+def list_devices() -> list[NativeDevice]:
+    """Every device of every non-empty platform, in ICD order."""
+    cl = load_pyopencl()
+    try:
+        platforms = cl.get_platforms()
+    except cl.Error as exc:
+        if getattr(exc, "code", None) == -1001:  # CL_PLATFORM_NOT_FOUND_KHR: loader present, no ICD
+            return []
+        raise ProviderUnavailable(PROVIDER, f"clGetPlatformIDs failed: {exc}") from None
+    found: list[NativeDevice] = []
+    for platform in platforms:
+        try:
+            devices = platform.get_devices()
+        except cl.Error:  # CL_DEVICE_NOT_FOUND on an empty platform (Clover)
+            continue
+        for device in devices:
+            index = len(found)
+            fingerprint = DeviceFingerprint(
+                platform_name=str(platform.name),
+                platform_version=str(platform.version),
+                device_name=str(device.name),
+                device_version=str(device.version),
+                driver_version=str(device.driver_version),
+                vendor_id=int(device.vendor_id),
+                address_bits=int(device.address_bits),
+            )
+            uuid, source = _device_uuid(cl, device, fingerprint, index)
+            found.append(NativeDevice(index, platform, device, fingerprint, uuid, source))
+    return found
+
+
+def entry_tag(native: NativeDevice) -> str:
+    """A short platform tag for test ids: ``pocl``, ``rusticl`` or a slug of the platform name."""
+    name = native.fingerprint.platform_name.lower()
+    if "portable computing language" in name or "pocl" in name:
+        return "pocl"
+    for known in ("rusticl", "nvidia", "amd", "intel", "clover"):
+        if known in name:
+            return known
+    return "".join(ch for ch in name if ch.isalnum())[:16] or "cl"
+
+
+def to_entry(native: NativeDevice) -> DeviceEntry:
+    f = native.fingerprint
+    return DeviceEntry(
+        provider=PROVIDER,
+        index=native.index,
+        name=f.device_name,
+        uuid=native.uuid,
+        native={
+            "platform": f.platform_name,
+            "platform_version": f.platform_version,
+            "device_version": f.device_version,
+            "driver_version": f.driver_version,
+            "vendor_id": f"{f.vendor_id:#x}",
+            "tag": entry_tag(native),
+            "uuid_source": native.uuid_source,
+        },
+    )
+
+
+def find_device(entry: DeviceEntry) -> NativeDevice:
+    """The device ``entry`` names; ProviderUnavailable if it is gone or changed."""
+    for native in list_devices():
+        if native.index == entry.index:
+            if native.uuid != entry.uuid:
+                raise ProviderUnavailable(
+                    PROVIDER, f"device {entry.device_id} changed since discovery ({native.name!r} now)"
+                )
+            return native
+    raise ProviderUnavailable(PROVIDER, f"device {entry.device_id} ({entry.name!r}) is no longer present")

@@ -1,0 +1,291 @@
+"""Load kernel packages into programs: OpenCL C source, device binaries, OpenCL SPIR-V.
+
+Promise: every check that does not need the driver runs first - format and
+kind, package structure (accelcore's codec), target identity, binary header
+and trust (:mod:`.binaries`), IL capability, retained-size ceilings - so a
+refused artifact never reaches the driver. After the build the kernel's
+argument list must match the package's binding table and its work-group
+size must fit; anything retained (binary plus retained source or IL) must
+fit ``resident_bytes`` (else RESOURCE_LIMIT). Build logs are part of the
+error message. Nothing keeps a reference to the caller's payload.
+
+Binary cache: a source build stores its binary under (SHA-256 of source,
+build options and entry point; device TargetIdentity) in a process-wide LRU
+of :data:`CACHE_ENTRIES` entries; a second load of the same source on the
+same device target builds from that binary instead of compiling again.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import threading
+from collections import OrderedDict
+from dataclasses import dataclass
+from typing import Any
+
+from accelcore import ArtifactRef, BackendError, ErrorKind, TargetIdentity
+from accelcore.package import KernelPackage, ModuleKind
+from accelcore.package_codec import parse_artifact
+
+from . import binaries
+from .errors import cl_call, error_from_status
+
+__all__ = ["CACHE_ENTRIES", "BuiltProgram", "ProgramLoader", "cache_clear", "cache_size"]
+
+CACHE_ENTRIES = 128
+ACCEPTED_KINDS = frozenset({ModuleKind.OPENCL_SOURCE, ModuleKind.OPENCL_BINARY, ModuleKind.SPIRV_OPENCL})
+
+_cache: OrderedDict[tuple[bytes, tuple[int, ...]], bytes] = OrderedDict()
+_cache_lock = threading.Lock()
+
+
+def cache_clear() -> None:
+    with _cache_lock:
+        _cache.clear()
+
+
+def cache_size() -> int:
+    with _cache_lock:
+        return len(_cache)
+
+
+def _cache_get(key: tuple[bytes, tuple[int, ...]]) -> bytes | None:
+    with _cache_lock:
+        binary = _cache.get(key)
+        if binary is not None:
+            _cache.move_to_end(key)
+        return binary
+
+
+def _cache_put(key: tuple[bytes, tuple[int, ...]], binary: bytes) -> None:
+    with _cache_lock:
+        _cache[key] = binary
+        _cache.move_to_end(key)
+        while len(_cache) > CACHE_ENTRIES:
+            _cache.popitem(last=False)
+
+
+@dataclass(slots=True)
+class BuiltProgram:
+    """A built native program and its kernel, before the handle wraps them."""
+
+    native: Any
+    kernel: Any
+    binary: bytes
+    resident_bytes: int
+    from_cache: bool
+
+
+def _resource_limit(what: str, size: int, limit: int) -> BackendError:
+    return BackendError(
+        ErrorKind.RESOURCE_LIMIT, f"{what} of {size} bytes exceeds the authorised resident_bytes {limit}"
+    )
+
+
+class ProgramLoader:
+    """Program loading for one device (shared by every context of an instance)."""
+
+    def __init__(
+        self,
+        cl: Any,
+        device: Any,
+        device_index: int,
+        device_uuid: bytes,
+        platform_name: str,
+        target: TargetIdentity,
+        max_bindings: int,
+        max_artifact_bytes: int,
+    ) -> None:
+        self._cl = cl
+        self._device = device
+        self._device_index = device_index
+        self._device_uuid = device_uuid
+        self._family = binaries.driver_family(platform_name)
+        self.target = target
+        self._max_bindings = max_bindings
+        self._max_artifact_bytes = max_artifact_bytes
+        il_version = str(getattr(device, "il_version", "") or "").strip()
+        extensions = str(device.extensions).split()
+        self.il_version = il_version
+        self.il_khr = "cl_khr_il_program" in extensions
+        self._max_work_item_sizes = tuple(int(v) for v in device.max_work_item_sizes)
+        self._max_work_group_size = int(device.max_work_group_size)
+
+    # -- entry points -------------------------------------------------------------
+
+    def parse(self, artifact: ArtifactRef) -> KernelPackage:
+        """Decode and check ``artifact`` without touching the driver."""
+        return parse_artifact(
+            artifact,
+            max_bindings=self._max_bindings,
+            max_bytes=self._max_artifact_bytes,
+            accepted_kinds=ACCEPTED_KINDS,
+            device_target=self.target,
+        )
+
+    def build(self, context: Any, package: KernelPackage, resident_limit: int) -> BuiltProgram:
+        """Build ``package`` in ``context``; the program and kernel are released on any failure."""
+        kind = package.module_kind
+        if kind is ModuleKind.OPENCL_SOURCE:
+            built = self._from_source(context, package, resident_limit)
+        elif kind is ModuleKind.OPENCL_BINARY:
+            built = self._from_binary(context, package, resident_limit)
+        elif kind is ModuleKind.SPIRV_OPENCL:
+            built = self._from_il(context, package, resident_limit)
+        else:
+            raise BackendError(
+                ErrorKind.UNSUPPORTED,
+                f"an OpenCL device cannot load {kind.name} packages "
+                "(it takes OPENCL_SOURCE, OPENCL_BINARY and, where IL is reported, SPIRV_OPENCL)",
+            )
+        self._check_kernel(built.kernel, package)
+        if built.resident_bytes > resident_limit:
+            raise _resource_limit("the built program (binary + retained module)", built.resident_bytes, resident_limit)
+        return built
+
+    # -- module kinds -------------------------------------------------------------
+
+    def _source_key(self, package: KernelPackage) -> tuple[bytes, tuple[int, ...]]:
+        h = hashlib.sha256()
+        for part in (package.module, package.build_options.encode("utf-8"), package.entry_point.encode("utf-8")):
+            h.update(len(part).to_bytes(8, "little"))
+            h.update(part)
+        return h.digest(), self.target.words
+
+    def _from_source(self, context: Any, package: KernelPackage, resident_limit: int) -> BuiltProgram:
+        try:
+            source = package.module.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            raise BackendError(
+                ErrorKind.INVALID_ARGUMENT, f"OpenCL C source is not valid UTF-8 (byte {exc.start})"
+            ) from None
+        if "\0" in source:
+            raise BackendError(ErrorKind.INVALID_ARGUMENT, f"OpenCL C source has a NUL byte at {source.index(chr(0))}")
+        key = self._source_key(package)
+        cached = _cache_get(key)
+        if cached is not None:
+            native = self._program_from_binary(context, cached, package.build_options)
+            return BuiltProgram(native, self._kernel(native, package), cached, len(cached), True)
+        if len(package.module) > resident_limit:
+            raise _resource_limit("the retained OpenCL C source", len(package.module), resident_limit)
+        cl = self._cl
+        with cl_call("clCreateProgramWithSource", "creating a program from OpenCL C source"):
+            native = cl._cl._Program(context, source)
+        self._build_native(native, package.build_options, "OpenCL C source")
+        binary = self._binary_of(native)
+        binaries.trust(binary)
+        _cache_put(key, binary)
+        return BuiltProgram(native, self._kernel(native, package), binary, len(binary) + len(package.module), False)
+
+    def _from_binary(self, context: Any, package: KernelPackage, resident_limit: int) -> BuiltProgram:
+        if not any(package.target.words) or package.target.words != self.target.words:
+            raise BackendError(
+                ErrorKind.INCOMPATIBLE,
+                "a device binary must record the TargetIdentity of this device "
+                f"(recorded {list(package.target.words)}, device {list(self.target.words)})",
+            )
+        binary = package.module
+        if len(binary) > resident_limit:
+            raise _resource_limit("the device binary", len(binary), resident_limit)
+        binaries.check_binary_header(self._family, binary)
+        binaries.ensure_trusted(
+            binary, self._device_index, self._device_uuid, package.build_options, package.entry_point
+        )
+        native = self._program_from_binary(context, binary, package.build_options)
+        return BuiltProgram(native, self._kernel(native, package), binary, len(binary), False)
+
+    def _from_il(self, context: Any, package: KernelPackage, resident_limit: int) -> BuiltProgram:
+        module = package.module
+        if len(module) < 20 or len(module) % 4 or int.from_bytes(module[:4], "little") != 0x07230203:
+            raise BackendError(ErrorKind.INVALID_ARGUMENT, "OpenCL SPIR-V module is not SPIR-V (bad magic or length)")
+        if not self.il_version and not self.il_khr:
+            raise BackendError(
+                ErrorKind.UNSUPPORTED,
+                "this device cannot ingest OpenCL SPIR-V: it reports no CL_DEVICE_IL_VERSION and no "
+                "cl_khr_il_program extension (load the OPENCL_SOURCE package instead)",
+            )
+        if len(module) > resident_limit:
+            raise _resource_limit("the retained SPIR-V module", len(module), resident_limit)
+        with cl_call("clCreateProgramWithIL", "creating a program from OpenCL SPIR-V"):
+            native = self._cl._cl._create_program_with_il(context, module)
+        self._build_native(native, package.build_options, "OpenCL SPIR-V")
+        binary = self._binary_of(native)
+        return BuiltProgram(native, self._kernel(native, package), binary, len(binary) + len(module), False)
+
+    # -- native helpers -------------------------------------------------------------
+
+    def _program_from_binary(self, context: Any, binary: bytes, options: str) -> Any:
+        with cl_call("clCreateProgramWithBinary", "creating a program from a device binary"):
+            native = self._cl._cl._Program(context, [self._device], [binary])
+        self._build_native(native, options, "device binary")
+        return native
+
+    def _build_native(self, native: Any, options: str, what: str) -> None:
+        cl = self._cl
+        try:
+            native._build(options=options.encode("utf-8"), devices=[self._device])
+        except cl.Error as exc:
+            try:
+                log = str(native.get_build_info(self._device, cl.program_build_info.LOG)).strip()
+            except cl.Error:
+                log = "(no build log)"
+            raise error_from_status(
+                int(exc.code),
+                "clBuildProgram",
+                f"building the {what} failed with options {options!r}; build log:\n{log[-4000:]}",
+            ) from None
+
+    def _binary_of(self, native: Any) -> bytes:
+        with cl_call("clGetProgramInfo", "reading the program binary"):
+            blobs = native.get_info(self._cl.program_info.BINARIES)
+        return bytes(blobs[0])
+
+    def _kernel(self, native: Any, package: KernelPackage) -> Any:
+        cl = self._cl
+        try:
+            return cl._cl.Kernel(native, package.entry_point)
+        except cl.Error as exc:
+            try:
+                names = str(native.get_info(cl.program_info.KERNEL_NAMES))
+            except cl.Error:
+                names = "?"
+            raise error_from_status(
+                int(exc.code),
+                "clCreateKernel",
+                f"entry point {package.entry_point!r} is not a kernel of the module (kernels: {names})",
+            ) from None
+
+    def _check_kernel(self, kernel: Any, package: KernelPackage) -> None:
+        cl = self._cl
+        with cl_call("clGetKernelInfo", "reading the kernel's argument count"):
+            num_args = int(kernel.num_args)
+        declared = [b.native_index for b in package.bindings]
+        if package.dispatch.count_argument != 0xFFFFFFFF:
+            declared.append(package.dispatch.count_argument)
+        if sorted(declared) != list(range(num_args)):
+            raise BackendError(
+                ErrorKind.INCOMPATIBLE,
+                f"kernel {package.entry_point!r} takes {num_args} arguments but the package binds argument "
+                f"indices {sorted(declared)} (each of 0..{num_args - 1} exactly once)",
+            )
+        local = package.local_size
+        info = cl.kernel_work_group_info
+        with cl_call("clGetKernelWorkGroupInfo", "reading the kernel's work-group sizes"):
+            limit = int(kernel.get_work_group_info(info.WORK_GROUP_SIZE, self._device))
+            required = tuple(int(v) for v in kernel.get_work_group_info(info.COMPILE_WORK_GROUP_SIZE, self._device))
+        if any(required) and required != tuple(local):
+            raise BackendError(
+                ErrorKind.INCOMPATIBLE,
+                f"kernel {package.entry_point!r} requires work-group size {required} but the package says {local}",
+            )
+        if self._family == "rusticl":
+            # Quirk (Mesa 22.3 rusticl, measured 2026-11-30): CL_KERNEL_WORK_GROUP_SIZE reports the
+            # SIMD width (32) while kernels run correctly with up to CL_DEVICE_MAX_WORK_GROUP_SIZE.
+            limit = self._max_work_group_size
+        total = local[0] * local[1] * local[2]
+        if total > limit or any(size > most for size, most in zip(local, self._max_work_item_sizes, strict=False)):
+            raise BackendError(
+                ErrorKind.INCOMPATIBLE,
+                f"local size {local} ({total} items) does not fit this kernel on this device "
+                f"(work-group limit {limit}, CL_DEVICE_MAX_WORK_ITEM_SIZES {self._max_work_item_sizes})",
+            )

@@ -1,0 +1,226 @@
+"""OpenCL provider tests: parametrized over every OpenCL device found.
+
+rusticl shows its llvmpipe device only when ``RUSTICL_ENABLE=swrast`` is set
+before the first enumeration, so it is set (if unset) before pyopencl is
+imported. Narrow the run with ``ACCEL_DEVICES``: a comma list of globs matched
+against the ids (``opencl:0-pocl``), e.g. ``ACCEL_DEVICES='*rusticl'``.
+"""
+
+from __future__ import annotations
+
+import os
+
+os.environ.setdefault("RUSTICL_ENABLE", "swrast")
+
+import fnmatch
+from collections.abc import Callable, Iterator
+from contextlib import AbstractContextManager, contextmanager
+from typing import Any
+
+import numpy as np
+import pytest
+
+from accelcore import (
+    BackendError,
+    BindingRef,
+    BufferDesc,
+    BufferRange,
+    BufferUsage,
+    ContextDesc,
+    ErrorKind,
+    EventState,
+    MemoryDomain,
+    MemorySink,
+    MemorySource,
+    QueueDesc,
+    Timeout,
+)
+from accelcore.package import Dispatch, DispatchKind, KernelPackage, ModuleKind, PackageBinding
+from accelcore.registry import DeviceEntry, ProviderUnavailable
+
+RW_USAGE = BufferUsage.TRANSFER_SOURCE | BufferUsage.TRANSFER_DESTINATION
+
+
+def _entries() -> tuple[list[Any], list[str]]:
+    from accel_opencl import provider_family
+
+    try:
+        entries = list(provider_family.discover())
+    except ProviderUnavailable as exc:
+        return [pytest.param(None, marks=pytest.mark.skip(reason=f"OpenCL unavailable: {exc.reason}"))], ["none"]
+    ids = [f"{e.device_id}-{e.native.get('tag', 'cl')}" for e in entries]
+    wanted = [p.strip() for p in os.environ.get("ACCEL_DEVICES", "").split(",") if p.strip()]
+    if wanted:
+        keep = [i for i, name in enumerate(ids) if any(fnmatch.fnmatch(name, w) for w in wanted)]
+        entries = [entries[i] for i in keep]
+        ids = [ids[i] for i in keep]
+    if not entries:
+        reason = "no OpenCL device found" + (f" matching ACCEL_DEVICES={wanted}" if wanted else "")
+        return [pytest.param(None, marks=pytest.mark.skip(reason=reason))], ["none"]
+    return entries, ids
+
+
+ENTRIES, ENTRY_IDS = _entries()
+
+
+def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
+    if "entry" in metafunc.fixturenames:
+        metafunc.parametrize("entry", ENTRIES, ids=ENTRY_IDS, scope="module")
+
+
+@pytest.fixture
+def accel(entry: DeviceEntry) -> Iterator[Any]:
+    """A fresh OpenCLAccelerator; the test must leave no live native object behind."""
+    from accel_opencl import provider_family
+
+    instance = provider_family.open(entry)
+    yield instance
+    live = {k: v for k, v in instance.live_resources().items() if v}
+    assert not live, f"test left live native objects: {live}"
+
+
+def tag_of(entry: DeviceEntry) -> str:
+    return entry.native.get("tag", "")
+
+
+# --------------------------------------------------------------------------- helpers
+
+
+@contextmanager
+def _raises_kind(kind: ErrorKind) -> Iterator[pytest.ExceptionInfo[BackendError]]:
+    with pytest.raises(BackendError) as info:
+        yield info
+    assert info.value.kind is kind, f"expected {kind.name}, got {info.value}"
+
+
+@pytest.fixture
+def raises_kind() -> Callable[[ErrorKind], AbstractContextManager[pytest.ExceptionInfo[BackendError]]]:
+    return _raises_kind
+
+
+DOUBLE_SOURCE = """
+__kernel void twice(__global const uint *src, __global uint *dst, const uint count) {
+    uint i = (uint)get_global_id(0);
+    if (i < count) { dst[i] = src[i] * 2u + 1u; }
+}
+"""
+
+
+def twice_package(source: str = DOUBLE_SOURCE, entry: str = "twice", options: str = "") -> KernelPackage:
+    """A small inline OpenCL C package: slot 0 READ, slot 1 WRITE, count at argument 2."""
+    return KernelPackage(
+        module_kind=ModuleKind.OPENCL_SOURCE,
+        entry_point=entry,
+        local_size=(16, 1, 1),
+        bindings=(PackageBinding(0, 0, access_of("r")), PackageBinding(1, 1, access_of("w"))),
+        dispatch=Dispatch(DispatchKind.FROM_BINDING, slot=1, count_argument=2),
+        module=source.encode("utf-8"),
+        build_options=options,
+    )
+
+
+def access_of(text: str) -> Any:
+    from accelcore import AccessMode
+
+    return {"r": AccessMode.READ, "w": AccessMode.WRITE, "rw": AccessMode.READ_WRITE}[text]
+
+
+class Rig:
+    """Context + queue + helpers on one instance; ``close()`` releases everything it made."""
+
+    def __init__(self, accel: Any, domain: MemoryDomain = MemoryDomain.HOST) -> None:
+        self.accel = accel
+        self.domain = domain
+        self.context = accel.create_context(ContextDesc())
+        self.queue = accel.create_queue(self.context, QueueDesc())
+        self.buffers: list[Any] = []
+        self.programs: list[Any] = []
+        self.events: list[Any] = []
+
+    def buffer(self, data: bytes | np.ndarray, access: str) -> Any:
+        raw = bytes(data) if isinstance(data, bytes) else data.tobytes()
+        program = {
+            "r": BufferUsage.PROGRAM_INPUT,
+            "w": BufferUsage.PROGRAM_OUTPUT,
+            "rw": BufferUsage.MUTABLE_STATE,
+        }[access]
+        desc = BufferDesc(len(raw), 16, self.domain, RW_USAGE | program)
+        handle = self.accel.allocate_buffer(self.context, desc).buffer
+        self.accel.write_buffer(handle, 0, MemorySource(raw))
+        self.buffers.append(handle)
+        return handle
+
+    def read(self, buffer: Any) -> bytes:
+        out = bytearray(buffer.info.desc.bytes)
+        self.accel.read_buffer(buffer, 0, MemorySink(out))
+        return bytes(out)
+
+    def load(self, package: KernelPackage, resident_bytes: int = 64 << 20) -> Any:
+        program = self.accel.load_package(self.context, package, resident_bytes)
+        self.programs.append(program)
+        return program
+
+    def submit(self, program: Any, slots: dict[int, tuple[Any, str]], timeout: Timeout = Timeout.INFINITE) -> Any:
+        bindings = [
+            BindingRef(slot, buf, BufferRange(0, buf.info.desc.bytes), access_of(access))
+            for slot, (buf, access) in sorted(slots.items())
+        ]
+        event = self.accel.submit(self.queue, program, bindings, timeout)
+        self.events.append(event)
+        return event
+
+    def wait(self, event: Any, limit_s: float = 60.0) -> EventState:
+        import time
+
+        deadline = time.monotonic() + limit_s
+        while True:
+            state = self.accel.poll_event(event)
+            if state.is_terminal:
+                return state
+            assert time.monotonic() < deadline, f"event still pending after {limit_s}s"
+            time.sleep(0.0005)
+
+    def close(self) -> None:
+        for event in self.events:
+            self.wait(event)
+            self.accel.destroy_event(event)
+        for program in self.programs:
+            self.accel.unload_program(program)
+        for buffer in self.buffers:
+            self.accel.free_buffer(buffer)
+        self.accel.destroy_queue(self.queue)
+        self.accel.destroy_context(self.context)
+
+
+@pytest.fixture
+def rig(accel: Any) -> Iterator[Rig]:
+    r = Rig(accel)
+    yield r
+    if r.accel.hold.on:
+        for event in r.events:
+            r.accel.release_held(event)
+    r.close()
+
+
+@pytest.fixture
+def make_package() -> Callable[..., KernelPackage]:
+    """``make_package(source=..., entry=..., options=...)``: the inline ``twice`` package by default."""
+    return twice_package
+
+
+@pytest.fixture
+def make_rig(accel: Any) -> Iterator[Callable[..., Rig]]:
+    """Extra rigs on the same instance (e.g. another domain); all closed at teardown."""
+    made: list[Rig] = []
+
+    def factory(domain: MemoryDomain = MemoryDomain.HOST) -> Rig:
+        r = Rig(accel, domain)
+        made.append(r)
+        return r
+
+    yield factory
+    for r in made:
+        if accel.hold.on:
+            for event in r.events:
+                accel.release_held(event)
+        r.close()
