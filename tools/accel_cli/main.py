@@ -18,6 +18,8 @@ apply_defaults()
 from .commands.conformance import conformance  # noqa: E402  (after the environment defaults)
 from .commands.devices import devices  # noqa: E402
 from .commands.info import info  # noqa: E402
+from .commands.inspect import inspect  # noqa: E402
+from .commands.pack import compile_, pack  # noqa: E402
 from .commands.run import run  # noqa: E402
 
 __all__ = ["main"]
@@ -41,6 +43,9 @@ def main() -> None:
 
 main.add_command(devices)
 main.add_command(info)
+main.add_command(inspect)
+main.add_command(pack)
+main.add_command(compile_)
 main.add_command(run)
 main.add_command(conformance)
 

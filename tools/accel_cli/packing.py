@@ -15,13 +15,20 @@ from typing import Any, TypeVar
 
 import click
 
-from accelcore.errors import BackendError, ErrorKind
-from accelcore.package import KernelPackage, ModuleKind
+from accelcore.package import NO_COUNT_ARGUMENT, Dispatch, DispatchKind, KernelPackage, ModuleKind, PackageBinding
 
 from .artifacts import FileKind, PackOptions
 from .bindspec import ACCESS_SUFFIXES
 
-__all__ = ["KIND_NAMES", "pack_module", "pack_options", "pack_options_from", "parse_slot_row", "parse_triple"]
+__all__ = [
+    "KIND_NAMES",
+    "dispatch_from",
+    "pack_module",
+    "pack_options",
+    "pack_options_from",
+    "parse_slot_row",
+    "parse_triple",
+]
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -110,16 +117,36 @@ def pack_options_from(values: Mapping[str, Any]) -> PackOptions:
     )
 
 
+def dispatch_from(options: PackOptions) -> Dispatch | None:
+    """The dispatch rule the options name (None: not given; the packer then says it is required)."""
+    count = NO_COUNT_ARGUMENT if options.count_argument is None else options.count_argument
+    if options.grid_from is not None:
+        return Dispatch(DispatchKind.FROM_BINDING, slot=options.grid_from, count_argument=count)
+    if options.groups is not None:
+        return Dispatch(DispatchKind.FIXED, groups=options.groups, count_argument=count)
+    if options.count_argument is not None:
+        raise click.BadParameter("--count-arg needs --grid-from or --groups", param_hint="--count-arg")
+    return None
+
+
 def pack_module(data: bytes, kind: FileKind, options: PackOptions) -> KernelPackage:
-    """Wrap a raw module into a KernelPackage through :mod:`accelcore.pack` (BackendError on refusal)."""
-    try:
-        from accelcore import pack as core_pack  # type: ignore[attr-defined]
-    except ImportError:
-        raise BackendError(
-            ErrorKind.UNSUPPORTED, "packing raw modules needs accelcore.pack, which this installation lacks"
-        ) from None
-    return _call_packer(core_pack, data, kind, options)
+    """Wrap a raw module into a KernelPackage through :func:`accelcore.pack.pack_module` (BackendError on refusal).
 
+    An unrecognised binary is packed as OPENCL_BINARY; ``--kind`` overrides what the content says.
+    """
+    from accelcore.pack import pack_module as core_pack_module
 
-def _call_packer(core_pack: Any, data: bytes, kind: FileKind, options: PackOptions) -> KernelPackage:
-    raise BackendError(ErrorKind.UNSUPPORTED, "accelcore.pack bridge not wired yet")
+    module_kind = options.kind
+    if module_kind is None and kind is FileKind.OPENCL_BINARY:
+        module_kind = ModuleKind.OPENCL_BINARY
+    rows = [PackageBinding(slot, native, access, element) for slot, native, access, element in options.bindings]
+    return core_pack_module(
+        data,
+        kind=module_kind,
+        entry_point=options.entry_point,
+        bindings=rows or None,
+        dispatch=dispatch_from(options),
+        local_size=options.local_size,
+        build_options=options.build_options,
+        target=options.target,
+    )

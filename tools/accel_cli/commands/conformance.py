@@ -19,6 +19,7 @@ from ..html_report import matrix_to_html
 from ..inventory import discover
 from ..junit import matrix_to_junit
 from ..matrix import Matrix, MatrixFormatError, load_matrix, now_iso, with_unique_labels
+from ..matrix import merge as merge_matrices
 from ..orchestrate import DeviceProgress, run_devices
 from ..render import console, error_boundary, set_json_mode
 
@@ -199,7 +200,7 @@ def conformance(
             matrices = [load_matrix(Path(p)) for p in devices]
         except MatrixFormatError as exc:
             raise InputRejected(str(exc), argument="--merge") from None
-        matrix = merge(matrices).reclassified(expectations)
+        matrix = merge_matrices(matrices).reclassified(expectations)
     else:
         try:
             timeout = parse_duration(device_timeout)

@@ -1,0 +1,234 @@
+"""``accel inspect FILE``: what an artifact is, its entry points, local size and bindings with access."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import click
+from rich.table import Table
+
+from accelcore.errors import BackendError
+from accelcore.pack import POCL_BINARY_PREFIX, opencl_kernels
+from accelcore.package import KernelPackage, ModuleKind, format_for
+from accelcore.spirv import SpirvModule, inspect_spirv
+
+from ..artifacts import ArtifactError, FileKind, classify, parse_package_file, read_file
+from ..failures import InputRejected
+from ..render import console, emit_json, error_boundary, set_json_mode
+
+__all__ = ["describe_file", "inspect"]
+
+
+def _spirv_json(module: SpirvModule) -> dict[str, Any]:
+    return {
+        "flavour": module.flavour.value,
+        "version": f"{module.version[0]}.{module.version[1]}",
+        "bound": module.bound,
+        "big_endian": module.big_endian,
+        "capabilities": list(module.capabilities),
+        "extensions": list(module.extensions),
+        "entry_points": [
+            {
+                "name": e.name,
+                "execution_model": e.execution_model_name,
+                "local_size": list(e.local_size) if e.local_size else None,
+                "parameters": [
+                    {
+                        "index": p.index,
+                        "storage_class": p.storage_class,
+                        "value_bytes": p.value_bytes,
+                        "read_only": p.no_write,
+                    }
+                    for p in e.parameters
+                ],
+            }
+            for e in module.entry_points
+        ],
+        "descriptors": [
+            {
+                "set": d.set,
+                "binding": d.binding,
+                "name": d.name,
+                "storage_class": d.storage_class_name,
+                "type": d.descriptor_type,
+                "access": d.access.name,
+                "element_bytes": d.array_stride,
+            }
+            for d in module.descriptors
+        ],
+        "push_constant_bytes": module.push_constant_bytes,
+    }
+
+
+def _source_json(text: str) -> dict[str, Any]:
+    return {
+        "kernels": [
+            {
+                "name": k.name,
+                "required_local_size": list(k.required_local_size) if k.required_local_size else None,
+                "parameters": [
+                    {
+                        "index": p.index,
+                        "declaration": p.text,
+                        "address_space": p.address_space,
+                        "read_only": p.is_const,
+                        "element_bytes": p.element_bytes,
+                    }
+                    for p in k.parameters
+                ],
+            }
+            for k in opencl_kernels(text)
+        ]
+    }
+
+
+def _module_json(kind: ModuleKind, module: bytes) -> dict[str, Any]:
+    if kind in (ModuleKind.SPIRV_VULKAN, ModuleKind.SPIRV_OPENCL):
+        return {"spirv": _spirv_json(inspect_spirv(module))}
+    if kind is ModuleKind.OPENCL_SOURCE:
+        return {"opencl_source": _source_json(module.decode("utf-8"))}
+    return {"opencl_binary": {"bytes": len(module), "pocl": module.startswith(POCL_BINARY_PREFIX)}}
+
+
+def _package_json(pkg: KernelPackage) -> dict[str, Any]:
+    dispatch = pkg.dispatch
+    return {
+        "module_kind": pkg.module_kind.name,
+        "format": f"{int(format_for(pkg.module_kind)):#010x}",
+        "entry_point": pkg.entry_point,
+        "local_size": list(pkg.local_size),
+        "bindings": [
+            {"slot": b.slot, "native_index": b.native_index, "access": b.access.name, "element_size": b.element_size}
+            for b in pkg.bindings
+        ],
+        "dispatch": {
+            "kind": dispatch.kind.name,
+            "groups": list(dispatch.groups),
+            "slot": dispatch.slot,
+            "count_argument": None if dispatch.count_argument == 0xFFFFFFFF else dispatch.count_argument,
+        },
+        "build_options": pkg.build_options,
+        "target": [f"{w:#010x}" for w in pkg.target.words] if any(pkg.target.words) else None,
+        "module_bytes": len(pkg.module),
+        "module": _module_json(pkg.module_kind, pkg.module),
+    }
+
+
+def describe_file(path: Path) -> dict[str, Any]:
+    """The ``accel inspect --json`` document for ``path``; ArtifactError when it is malformed."""
+    data = read_file(path)
+    if not data:
+        raise ArtifactError(f"{path}: empty file")
+    kind = classify(data)
+    document: dict[str, Any] = {"schema": "accel-inspect/1", "path": str(path), "bytes": len(data), "kind": kind.value}
+    try:
+        if kind is FileKind.PACKAGE:
+            document["package"] = _package_json(parse_package_file(path, data))
+        elif kind is FileKind.REFERENCE:
+            from accelcore.ports import MemorySource
+            from accelcore.testing.programs import BUILTIN_PROGRAMS, parse_program
+
+            program = BUILTIN_PROGRAMS[parse_program(MemorySource(data)).name]
+            document["reference"] = {
+                "program": program.name,
+                "slots": [{"slot": s, "access": a.name} for s, a in sorted(program.slots.items())],
+            }
+        elif kind is FileKind.SPIRV:
+            document["spirv"] = _spirv_json(inspect_spirv(data))
+        elif kind is FileKind.OPENCL_SOURCE:
+            document["opencl_source"] = _source_json(data.decode("utf-8"))
+        else:
+            document["opencl_binary"] = {"bytes": len(data), "pocl": data.startswith(POCL_BINARY_PREFIX)}
+    except BackendError as exc:
+        raise ArtifactError(f"{path}: {exc}", exc.kind.name) from None
+    return document
+
+
+def _print(document: dict[str, Any]) -> None:
+    out = console()
+    out.print(f"[bold]{document['path']}[/bold]: {document['kind']}, {document['bytes']} bytes")
+    if "package" in document:
+        pkg = document["package"]
+        out.print(
+            f"package: {pkg['module_kind']} (format {pkg['format']}), entry {pkg['entry_point']!r}, "
+            f"local size {tuple(pkg['local_size'])}, dispatch {pkg['dispatch']['kind']} "
+            f"(slot {pkg['dispatch']['slot']}, groups {tuple(pkg['dispatch']['groups'])}, "
+            f"count argument {pkg['dispatch']['count_argument']})"
+        )
+        if pkg["build_options"]:
+            out.print(f"build options: {pkg['build_options']}")
+        if pkg["target"]:
+            out.print(f"target: {' '.join(pkg['target'])}")
+        table = Table("slot", "native", "access", "element bytes", title="bindings", title_justify="left")
+        for b in pkg["bindings"]:
+            table.add_row(str(b["slot"]), str(b["native_index"]), b["access"], str(b["element_size"]))
+        out.print(table)
+        _print_module(pkg["module"])
+    else:
+        _print_module(document)
+
+
+def _print_module(section: dict[str, Any]) -> None:
+    out = console()
+    if "spirv" in section:
+        spirv = section["spirv"]
+        out.print(
+            f"SPIR-V {spirv['version']} ({spirv['flavour']}), bound {spirv['bound']}, "
+            f"capabilities: {', '.join(spirv['capabilities'])}"
+        )
+        for e in spirv["entry_points"]:
+            size = tuple(e["local_size"]) if e["local_size"] else "not fixed"
+            out.print(f"entry point {e['name']!r} ({e['execution_model']}), local size {size}")
+            for p in e["parameters"]:
+                out.print(f"  param {p['index']}: storage class {p['storage_class']}, bytes {p['value_bytes']}")
+        if spirv["descriptors"]:
+            table = Table("set", "binding", "name", "type", "access", "element bytes", title="descriptors")
+            for d in spirv["descriptors"]:
+                table.add_row(
+                    str(d["set"]), str(d["binding"]), d["name"] or "", d["type"], d["access"], str(d["element_bytes"])
+                )
+            out.print(table)
+        if spirv["push_constant_bytes"]:
+            out.print(f"push constants: {spirv['push_constant_bytes']} bytes")
+    if "opencl_source" in section:
+        for k in section["opencl_source"]["kernels"]:
+            size = tuple(k["required_local_size"]) if k["required_local_size"] else "not fixed"
+            out.print(f"__kernel {k['name']} (required local size {size})", markup=False)
+            for p in k["parameters"]:
+                access = "READ" if p["read_only"] else "READ_WRITE"
+                kind = p["address_space"] or "value"
+                shown = access if kind == "global" else "-"
+                out.print(f"  arg {p['index']}: {p['declaration']}  [{kind}, {shown}]", markup=False)
+    if "opencl_binary" in section:
+        binary = section["opencl_binary"]
+        note = "PoCL binary" if binary["pocl"] else "device binary (driver-specific)"
+        out.print(f"OpenCL {note}, {binary['bytes']} bytes; entry point and bindings live in its package")
+    if "reference" in section:
+        ref = section["reference"]
+        out.print(
+            f"reference program {ref['program']!r}; slots: "
+            + ", ".join(f"{s['slot']}:{s['access']}" for s in ref["slots"])
+        )
+
+
+@click.command()
+@click.argument("file", type=click.Path(path_type=Path))
+@click.option("--json", "as_json", is_flag=True, help="Print the findings as JSON (schema accel-inspect/1).")
+@error_boundary
+def inspect(file: Path, as_json: bool) -> None:
+    """Describe an artifact FILE: a kernel package, SPIR-V module, OpenCL C source or OpenCL binary.
+
+    Shows the flavour, entry points, local size, and the bindings with the
+    access each allows. Malformed input is refused with the precise reason
+    (exit status 3).
+    """
+    set_json_mode(as_json)
+    try:
+        document = describe_file(file)
+    except ArtifactError as exc:
+        raise InputRejected(str(exc), argument="FILE", error_kind=exc.kind) from None
+    if as_json:
+        emit_json(document)
+    else:
+        _print(document)

@@ -1,0 +1,151 @@
+"""``accel pack`` (raw module → kernel package) and ``accel compile`` (OpenCL C → device binary package)."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from pathlib import Path
+from typing import Any
+
+import click
+
+from accelcore.errors import BackendError, ErrorKind
+from accelcore.package import KernelPackage, ModuleKind
+from accelcore.package_codec import write_package
+from accelcore.ports import MemorySource
+from accelcore.program import ArtifactRef
+
+from ..artifacts import ArtifactError, FileKind, classify, pack_raw, read_file
+from ..failures import DeviceFailure, InputRejected, UsageProblem
+from ..inventory import discover
+from ..packing import pack_options, pack_options_from
+from ..render import console, emit_json, error_boundary, hexuuid, set_json_mode
+from .common import close_provider, require_device
+from .inspect import _package_json
+
+__all__ = ["compile_", "pack"]
+
+
+def _write(path: Path, data: bytes) -> None:
+    try:
+        path.write_bytes(data)
+    except OSError as exc:
+        raise UsageProblem(f"cannot write {path}: {exc.strerror}", argument="--output") from None
+
+
+def _pack_file(source: Path, packing: dict[str, Any]) -> tuple[KernelPackage, FileKind]:
+    try:
+        data = read_file(source)
+        if not data:
+            raise ArtifactError(f"{source}: empty file")
+        kind = classify(data)
+        if kind in (FileKind.PACKAGE, FileKind.REFERENCE):
+            raise ArtifactError(f"{source}: is already a {kind.value}; pack takes a raw .spv, .cl or device binary")
+        return pack_raw(source, data, kind, pack_options_from(packing)), kind
+    except ArtifactError as exc:
+        raise InputRejected(str(exc), argument="SOURCE", error_kind=exc.kind) from None
+
+
+def _report(output: Path, pkg: KernelPackage, data: bytes, as_json: bool, extra: dict[str, Any]) -> None:
+    document = {
+        "schema": "accel-pack/1",
+        "output": str(output),
+        "bytes": len(data),
+        **extra,
+        "package": _package_json(pkg),
+    }
+    if as_json:
+        emit_json(document)
+        return
+    rows = ", ".join(f"{b.slot}:{b.access.name}" for b in pkg.bindings)
+    console().print(
+        f"wrote {output}: {pkg.module_kind.name} package, {len(data)} bytes, entry {pkg.entry_point!r}, "
+        f"local size {pkg.local_size}, slots {rows}"
+    )
+
+
+@click.command()
+@click.argument("source", type=click.Path(path_type=Path))
+@click.option("-o", "--output", type=click.Path(path_type=Path), required=True, help="The .kpkg file to write.")
+@pack_options
+@click.option("--json", "as_json", is_flag=True, help="Print what was written as JSON (schema accel-pack/1).")
+@error_boundary
+def pack(source: Path, output: Path, as_json: bool, **packing: Any) -> None:
+    """Wrap a raw SPIR-V module, OpenCL C source or OpenCL device binary SOURCE into a kernel package.
+
+    Entry point, local size and the binding table come from the module where
+    it says them (SPIR-V inspection, OpenCL C signatures); the dispatch rule
+    (--grid-from SLOT or --groups) and, for device binaries, everything else
+    must be given. Exit status 3 when the module is refused, with the reason.
+    """
+    set_json_mode(as_json)
+    pkg, _ = _pack_file(source, packing)
+    data = write_package(pkg)
+    _write(output, data)
+    _report(output, pkg, data, as_json, {"source": str(source)})
+
+
+@click.command(name="compile")
+@click.argument("args", nargs=-1, required=True, metavar="[DEVICE] SOURCE.cl")
+@click.option("-o", "--output", type=click.Path(path_type=Path), required=True, help="The .kpkg file to write.")
+@pack_options
+@click.option("--json", "as_json", is_flag=True, help="Print what was written as JSON (schema accel-pack/1).")
+@error_boundary
+def compile_(args: tuple[str, ...], output: Path, as_json: bool, **packing: Any) -> None:
+    """Build OpenCL C SOURCE.cl for DEVICE and write an OpenCL device-binary package.
+
+    The package records the device's TargetIdentity (platform, device, driver
+    version), so any other device refuses it as INCOMPATIBLE before its driver
+    sees the bytes. DEVICE (default $ACCEL_DEVICE) must be an OpenCL device.
+    The packing options work as for `accel pack` (--grid-from, --count-arg, ...).
+    """
+    import os
+
+    set_json_mode(as_json)
+    if len(args) == 2:
+        device_text, source_text = args
+    elif len(args) == 1:
+        device_text, source_text = require_device(os.environ.get("ACCEL_DEVICE")), args[0]
+    else:
+        raise UsageProblem("give [DEVICE] SOURCE.cl", argument="ARGS")
+    source_pkg, _ = _pack_file(Path(source_text), {**packing, "pack_kind": "opencl-source"})
+    inventory = discover()
+    entry = inventory.select_one(device_text)
+    provider = inventory.family_of(entry).open(entry)
+    try:
+        program_binary = getattr(provider, "program_binary", None)
+        if not callable(program_binary):
+            raise UsageProblem(
+                f"{entry.device_id} ({entry.name}) is not an OpenCL device; compile builds OpenCL device binaries "
+                "(for Vulkan use `accel pack` on SPIR-V)",
+                argument="DEVICE",
+            )
+        binary, target = _build(provider, source_pkg)
+    except BackendError as exc:
+        failure = InputRejected if exc.kind in (ErrorKind.INVALID_ARGUMENT, ErrorKind.UNSUPPORTED) else DeviceFailure
+        raise failure(f"building {source_text} on {entry.device_id}: {exc}", error_kind=exc.kind.name) from None
+    finally:
+        close_provider(provider)
+    pkg = replace(source_pkg, module_kind=ModuleKind.OPENCL_BINARY, module=binary, target=target)
+    data = write_package(pkg)
+    _write(output, data)
+    extra = {"source": source_text, "device": {"id": entry.device_id, "name": entry.name, "uuid": hexuuid(entry.uuid)}}
+    _report(output, pkg, data, as_json, extra)
+
+
+def _build(provider: Any, source_pkg: KernelPackage) -> tuple[bytes, Any]:
+    """Load the source package once and take the device binary and target from the provider."""
+    context = provider.create_context(__import__("accelcore").ContextDesc())
+    try:
+        data = write_package(source_pkg)
+        ref = ArtifactRef(source_pkg.format, source_pkg.target, MemorySource(data), 64 << 20)
+        program = provider.load_program(context, ref)
+        try:
+            binary = bytes(provider.program_binary(program))
+            target = provider.binary_target
+        finally:
+            provider.unload_program(program)
+    finally:
+        provider.destroy_context(context)
+    if not binary:
+        raise BackendError(ErrorKind.UNSUPPORTED, "the driver returned an empty program binary")
+    return binary, target
