@@ -1,0 +1,519 @@
+"""``VulkanAccelerator``: the ``Accelerator`` contract over the ``vulkan`` cffi binding.
+
+One provider instance owns one ``VkInstance`` (optionally with the Khronos
+validation layer and a message log) and drives one physical device; every
+context is its own ``VkDevice``. Every method validates with the accelcore
+validators first, then calls the modules that own the native objects
+(:mod:`.memory`, :mod:`.transfer`, :mod:`.pipeline`, :mod:`.submission`).
+Calls are serialised by one lock per instance. Handles are provider-owned
+records; using a released handle or one of another instance is
+INVALID_ARGUMENT.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Callable, Sequence
+from typing import Any, TypeVar
+
+from accelcore import (
+    AllocatedBuffer,
+    ArtifactRef,
+    BackendError,
+    BindingRef,
+    BufferDesc,
+    ByteSink,
+    ByteSource,
+    ContextDesc,
+    DeviceInfo,
+    ErrorKind,
+    EventState,
+    QueueDesc,
+    ReleaseIndeterminate,
+    ReleaseRejected,
+    SubmitIndeterminate,
+    SubmitRejected,
+    Timeout,
+    validate_binding_ranges,
+)
+from accelcore.package import access_allows
+
+from . import context as context_ops
+from . import memory, pipeline, submission, transfer
+from .accounting import Ledger
+from .device_info import MAX_CONTEXTS, build_device_info
+from .errors import native
+from .handles import (
+    EventStage,
+    HandleState,
+    VulkanBuffer,
+    VulkanContext,
+    VulkanEvent,
+    VulkanProgram,
+    VulkanQueue,
+)
+from .instance import VulkanInstance, describe, validation_default
+from .validation import ValidationMessage
+
+T = TypeVar("T")
+
+
+class VulkanAccelerator:
+    """The contract over one Vulkan physical device.
+
+    ``device``: the physical device's enumeration index or its 16-byte
+    ``deviceUUID``. ``validation``: enable ``VK_LAYER_KHRONOS_validation`` and
+    collect its messages in :attr:`validation_messages` (None → the
+    ``ACCEL_VULKAN_VALIDATION`` environment variable). ``map_device_domain``:
+    False sends Device-domain transfers through the bounded staging buffer
+    even when the memory is host-visible (exercises the staging path on
+    unified-memory devices).
+    """
+
+    def __init__(
+        self,
+        device: int | bytes = 0,
+        *,
+        validation: bool | None = None,
+        map_device_domain: bool = True,
+    ) -> None:
+        self._lock = threading.RLock()
+        self._ledger = Ledger()
+        self._map_device_domain = map_device_domain
+        self._contexts: list[VulkanContext] = []
+        self._live: dict[str, dict[Any, None]] = {"buffer": {}, "program": {}, "queue": {}, "event": {}}
+        self._instance = VulkanInstance(validation_enabled=validation_default() if validation is None else validation)
+        try:
+            physicals = self._instance.physical_devices()
+            chosen = None
+            for index, physical in enumerate(physicals):
+                desc = describe(index, physical)
+                if (isinstance(device, int) and index == device) or (isinstance(device, bytes) and desc.uuid == device):
+                    chosen = (physical, desc)
+                    break
+            if chosen is None:
+                raise BackendError(
+                    ErrorKind.INVALID_ARGUMENT,
+                    f"no Vulkan physical device {device!r} (found {len(physicals)})",
+                )
+            self._physical, self.description = chosen
+            if self.description.not_offered is not None:
+                raise BackendError(
+                    ErrorKind.UNSUPPORTED, f"{self.description.name} is not offered: {self.description.not_offered}"
+                )
+            self._info = build_device_info(self.description)
+            self._info.validate()
+        except BaseException:
+            self._instance.close()
+            raise
+        self._held_all = False
+
+    # ------------------------------------------------------------------ plumbing
+
+    def _check(self, handle: Any, kind: type[T], what: str) -> T:
+        if not isinstance(handle, kind):
+            raise BackendError(
+                ErrorKind.INVALID_ARGUMENT, f"{what} must be a {kind.__name__}, got {type(handle).__name__}"
+            )
+        if handle.state is not HandleState.LIVE:
+            raise BackendError(ErrorKind.INVALID_ARGUMENT, f"{what} was already released")
+        owner = handle.owner if isinstance(handle, VulkanContext) else self._context_of(handle).owner
+        if owner != id(self):
+            raise BackendError(ErrorKind.INVALID_ARGUMENT, f"{what} belongs to another provider instance")
+        if self._instance.closed:
+            raise BackendError(ErrorKind.INVALID_ARGUMENT, "this provider instance was closed")
+        return handle
+
+    @staticmethod
+    def _context_of(handle: Any) -> VulkanContext:
+        if isinstance(handle, VulkanEvent):
+            return handle.queue.context
+        context: VulkanContext = handle.context
+        return context
+
+    def _live_context(self, context: Any) -> VulkanContext:
+        return self._check(context, VulkanContext, "context")
+
+    def _release(self, handle: T, work: Callable[[], None]) -> None:
+        """Run a release; a native failure after the handle was checked is indeterminate."""
+        try:
+            work()
+        except BackendError as error:
+            raise ReleaseIndeterminate(error) from error
+
+    @property
+    def validation_messages(self) -> list[ValidationMessage]:
+        """Messages the validation layer reported so far (empty when validation is off)."""
+        log = self._instance.log
+        return [] if log is None else log.messages
+
+    @property
+    def validation_enabled(self) -> bool:
+        return self._instance.validation_enabled
+
+    def live_resources(self) -> dict[str, int]:
+        """Live native objects per kind (the instance itself is not counted)."""
+        with self._lock:
+            return self._ledger.snapshot()
+
+    # ------------------------------------------------------------------ metadata
+
+    def device_info(self) -> DeviceInfo:
+        return self._info
+
+    # ------------------------------------------------------------------ contexts
+
+    def create_context(self, desc: ContextDesc) -> VulkanContext:
+        with self._lock:
+            self._info.validate_context_desc(desc)
+            live = sum(1 for c in self._contexts if c.state is HandleState.LIVE)
+            if live >= MAX_CONTEXTS:
+                raise BackendError(
+                    ErrorKind.RESOURCE_LIMIT, f"{live} contexts are live; max_contexts is {MAX_CONTEXTS}"
+                )
+            created = context_ops.create(id(self), self._physical, self.description, self._ledger)
+            self._contexts.append(created)
+            return created
+
+    def destroy_context(self, context: VulkanContext) -> None:
+        with self._lock:
+            try:
+                ctx = self._live_context(context)
+            except BackendError as error:
+                raise ReleaseRejected(error, context) from error
+            if ctx.buffers or ctx.programs or ctx.queues or ctx.events:
+                raise ReleaseRejected(
+                    BackendError(ErrorKind.BUSY, f"context still has live children: {ctx!r}"), context
+                )
+            self._release(ctx, lambda: context_ops.destroy(ctx, self._ledger))
+            ctx.state = HandleState.RELEASED
+            self._contexts.remove(ctx)
+
+    # ------------------------------------------------------------------ buffers
+
+    def allocate_buffer(self, context: VulkanContext, desc: BufferDesc) -> AllocatedBuffer[VulkanBuffer]:
+        with self._lock:
+            ctx = self._live_context(context)
+            if not isinstance(desc, BufferDesc):
+                raise BackendError(ErrorKind.INVALID_ARGUMENT, f"desc must be a BufferDesc, got {type(desc).__name__}")
+            self._info.validate_buffer_desc(desc)
+            limit = self._info.limits.max_buffers_per_context
+            if ctx.buffers >= limit:
+                raise BackendError(ErrorKind.RESOURCE_LIMIT, f"context has {ctx.buffers} buffers; the limit is {limit}")
+            made = memory.allocate(ctx, self.description, desc, self._ledger, map_device_domain=self._map_device_domain)
+            try:
+                self._info.validate_buffer_info(desc, made.info)
+            except BaseException:
+                memory.release(made, self._ledger)
+                raise
+            ctx.buffers += 1
+            self._live["buffer"][made] = None
+            return AllocatedBuffer(made, made.info)
+
+    def write_buffer(self, buffer: VulkanBuffer, offset: int, data: ByteSource) -> None:
+        with self._lock:
+            buf = self._check(buffer, VulkanBuffer, "buffer")
+            transfer.write(buf, offset, data, self.description, self._ledger)
+
+    def read_buffer(self, buffer: VulkanBuffer, offset: int, data: ByteSink) -> None:
+        with self._lock:
+            buf = self._check(buffer, VulkanBuffer, "buffer")
+            transfer.read(buf, offset, data, self.description, self._ledger)
+
+    def free_buffer(self, buffer: VulkanBuffer) -> None:
+        with self._lock:
+            try:
+                buf = self._check(buffer, VulkanBuffer, "buffer")
+            except BackendError as error:
+                raise ReleaseRejected(error, buffer) from error
+            if buf.events:
+                raise ReleaseRejected(
+                    BackendError(ErrorKind.BUSY, f"buffer is referenced by {buf.events} live event(s)"), buffer
+                )
+            self._release(buf, lambda: memory.release(buf, self._ledger))
+            self._forget(buf)
+
+    # ------------------------------------------------------------------ programs
+
+    def load_program(self, context: VulkanContext, artifact: ArtifactRef) -> VulkanProgram:
+        with self._lock:
+            ctx = self._live_context(context)
+            if not isinstance(artifact, ArtifactRef):
+                raise BackendError(
+                    ErrorKind.INVALID_ARGUMENT, f"artifact must be an ArtifactRef, got {type(artifact).__name__}"
+                )
+            limit = self._info.limits.max_programs_per_context
+            if ctx.programs >= limit:
+                raise BackendError(
+                    ErrorKind.RESOURCE_LIMIT, f"context has {ctx.programs} programs; the limit is {limit}"
+                )
+            program = pipeline.load(ctx, self.description, artifact, self._ledger)
+            ctx.programs += 1
+            self._live["program"][program] = None
+            return program
+
+    def unload_program(self, program: VulkanProgram) -> None:
+        with self._lock:
+            try:
+                prog = self._check(program, VulkanProgram, "program")
+            except BackendError as error:
+                raise ReleaseRejected(error, program) from error
+            if prog.events:
+                raise ReleaseRejected(
+                    BackendError(ErrorKind.BUSY, f"program is referenced by {prog.events} live event(s)"), program
+                )
+            self._release(prog, lambda: pipeline.unload(prog, self._ledger))
+            self._forget(prog)
+
+    # ------------------------------------------------------------------ queues
+
+    def create_queue(self, context: VulkanContext, desc: QueueDesc) -> VulkanQueue:
+        with self._lock:
+            ctx = self._live_context(context)
+            self._info.validate_queue_desc(desc)
+            limit = self._info.limits.max_queues_per_context
+            if ctx.queues >= limit:
+                raise BackendError(ErrorKind.RESOURCE_LIMIT, f"context has {ctx.queues} queues; the limit is {limit}")
+            semaphore, counter = submission.create_queue(ctx, self._ledger)
+            index = ctx.queue_cursor % len(ctx.native_queues)
+            ctx.queue_cursor += 1
+            queue = VulkanQueue(ctx, ctx.native_queues[index], index, semaphore, counter, gate_closed=self._held_all)
+            ctx.queues += 1
+            self._live["queue"][queue] = None
+            return queue
+
+    def destroy_queue(self, queue: VulkanQueue) -> None:
+        with self._lock:
+            try:
+                q = self._check(queue, VulkanQueue, "queue")
+            except BackendError as error:
+                raise ReleaseRejected(error, queue) from error
+            if q.events:
+                raise ReleaseRejected(
+                    BackendError(ErrorKind.BUSY, f"queue is referenced by {q.events} live event(s)"), queue
+                )
+            self._release(q, lambda: submission.destroy_queue(q, self._ledger))
+            self._forget(q)
+
+    # ------------------------------------------------------------------ submission
+
+    def submit(
+        self,
+        queue: VulkanQueue,
+        program: VulkanProgram,
+        bindings: Sequence[BindingRef[VulkanBuffer]],
+        timeout: Timeout,
+    ) -> VulkanEvent:
+        admitted_ns = time.monotonic_ns()
+        with self._lock:
+            try:
+                q, prog, refs = self._validate_submission(queue, program, bindings, timeout)
+                elements, groups = submission.dispatch_of(prog, refs, self.description)
+                deadline = submission.deadline_for(timeout, admitted_ns)
+                ctx = q.context
+                if ctx.events >= ctx.descriptor_sets_max:
+                    raise BackendError(
+                        ErrorKind.RESOURCE_LIMIT,
+                        f"context has {ctx.events} live events; max_events_per_context is {ctx.descriptor_sets_max}",
+                    )
+                event = submission.record(q, prog, refs, elements, groups, deadline, self._ledger)
+            except BackendError as error:
+                raise SubmitRejected(error) from error
+            self._retain(event)
+            if q.gate_closed:
+                q.held.append(event)
+                return event
+            if submission.expired(event):
+                self._drop(event)
+                raise SubmitRejected(
+                    BackendError(ErrorKind.DEADLINE_EXPIRED, "the deadline passed before the batch reached the device")
+                )
+            try:
+                submission.hand_over(event)
+            except BackendError as error:
+                if error.kind in (ErrorKind.OUT_OF_MEMORY, ErrorKind.RESOURCE_LIMIT):
+                    # vkQueueSubmit failing with an out-of-memory result leaves nothing submitted.
+                    self._drop(event)
+                    raise SubmitRejected(error) from error
+                submission.finish(event, EventState.failed(error))
+                raise SubmitIndeterminate(error, event) from error
+            return event
+
+    def _validate_submission(
+        self, queue: Any, program: Any, bindings: Sequence[BindingRef[Any]], timeout: Any
+    ) -> tuple[VulkanQueue, VulkanProgram, list[BindingRef[VulkanBuffer]]]:
+        q = self._check(queue, VulkanQueue, "queue")
+        prog = self._check(program, VulkanProgram, "program")
+        if not isinstance(timeout, Timeout):
+            raise BackendError(ErrorKind.INVALID_ARGUMENT, f"timeout must be a Timeout, got {timeout!r}")
+        if prog.context is not q.context:
+            raise BackendError(ErrorKind.INVALID_ARGUMENT, "program and queue belong to different contexts")
+        refs = list(bindings)
+        for ref in refs:
+            if not isinstance(ref, BindingRef):
+                raise BackendError(ErrorKind.INVALID_ARGUMENT, f"bindings must be BindingRef, got {type(ref).__name__}")
+            buf = self._check(ref.buffer, VulkanBuffer, f"slot {ref.slot} buffer")
+            if buf.context is not q.context:
+                raise BackendError(
+                    ErrorKind.INVALID_ARGUMENT, f"slot {ref.slot}: the buffer belongs to another context than the queue"
+                )
+        descs = [ref.buffer.desc for ref in refs]
+        BindingRef.validate_for_submit(refs, descs, self._info.limits.max_bindings_per_submission)
+        validate_binding_ranges(refs, descs)
+        for ref in refs:
+            declared = prog.access.get(ref.slot)
+            if declared is None:
+                raise BackendError(
+                    ErrorKind.INCOMPATIBLE,
+                    f"slot {ref.slot} is not in the program's binding table {sorted(prog.access)}",
+                )
+            if not access_allows(declared, ref.access):
+                raise BackendError(
+                    ErrorKind.INCOMPATIBLE,
+                    f"slot {ref.slot}: the program declares {declared.name}, the binding asks {ref.access.name}",
+                )
+            alignment = self.description.min_storage_buffer_offset_alignment
+            if ref.range.offset % alignment:
+                raise BackendError(
+                    ErrorKind.INCOMPATIBLE,
+                    f"slot {ref.slot}: range offset {ref.range.offset} is not a multiple of the device's "
+                    f"minStorageBufferOffsetAlignment {alignment}",
+                )
+            if ref.range.bytes > self.description.max_storage_buffer_range:
+                raise BackendError(
+                    ErrorKind.INCOMPATIBLE,
+                    f"slot {ref.slot}: range of {ref.range.bytes} bytes exceeds maxStorageBufferRange "
+                    f"{self.description.max_storage_buffer_range}",
+                )
+        missing = sorted(set(prog.access) - {ref.slot for ref in refs})
+        if missing:
+            raise BackendError(ErrorKind.INCOMPATIBLE, f"the program's slots {missing} are not bound")
+        return q, prog, refs
+
+    def _forget(self, handle: VulkanBuffer | VulkanProgram | VulkanQueue) -> None:
+        handle.state = HandleState.RELEASED
+        if isinstance(handle, VulkanBuffer):
+            handle.context.buffers -= 1
+            del self._live["buffer"][handle]
+        elif isinstance(handle, VulkanProgram):
+            handle.context.programs -= 1
+            del self._live["program"][handle]
+        else:
+            handle.context.queues -= 1
+            del self._live["queue"][handle]
+
+    def _retain(self, event: VulkanEvent) -> None:
+        self._live["event"][event] = None
+        event.queue.events += 1
+        event.program.events += 1
+        event.queue.context.events += 1
+        for buf in event.buffers:
+            buf.events += 1
+
+    def _drop(self, event: VulkanEvent) -> None:
+        """Forget a recorded event that was never handed to the device."""
+        submission.finish(event, EventState.CANCELLED)
+        submission.release(event, self._ledger)
+        event.state = HandleState.RELEASED
+        del self._live["event"][event]
+        event.queue.events -= 1
+        event.program.events -= 1
+        event.queue.context.events -= 1
+        for buf in event.buffers:
+            buf.events -= 1
+
+    # ------------------------------------------------------------------ events
+
+    def poll_event(self, event: VulkanEvent) -> EventState:
+        with self._lock:
+            ev = self._check(event, VulkanEvent, "event")
+            return submission.poll(ev)
+
+    def cancel_event(self, event: VulkanEvent) -> None:
+        with self._lock:
+            ev = self._check(event, VulkanEvent, "event")
+            submission.cancel(ev)
+
+    def destroy_event(self, event: VulkanEvent) -> None:
+        with self._lock:
+            try:
+                ev = self._check(event, VulkanEvent, "event")
+                state = submission.poll(ev)
+            except BackendError as error:
+                raise ReleaseRejected(error, event) from error
+            if not state.is_terminal:
+                raise ReleaseRejected(
+                    BackendError(ErrorKind.BUSY, "the event is still pending; poll it to a terminal state first"),
+                    event,
+                )
+            self._release(ev, lambda: self._drop(ev))
+
+    # ------------------------------------------------------------------ test control
+
+    def hold(self) -> None:
+        """Close every queue's gate (existing and future): submissions stay host-side, pending and cancellable."""
+        with self._lock:
+            self._held_all = True
+            for queue in self._live["queue"]:
+                queue.gate_closed = True
+
+    def release(self, event: VulkanEvent | None = None) -> None:
+        """Hand one held event to the device; with None, open every gate and hand over all held batches."""
+        with self._lock:
+            if event is None:
+                self._held_all = False
+                for queue in list(self._live["queue"]):
+                    queue.gate_closed = False
+                    while queue.held:
+                        submission.hand_over(queue.held[0])
+                        queue.held.popleft()
+                return
+            ev = self._check(event, VulkanEvent, "event")
+            if ev.stage is EventStage.HELD:
+                submission.hand_over(ev)
+                ev.queue.held.remove(ev)
+
+    # ------------------------------------------------------------------ teardown
+
+    def close(self) -> None:
+        """Wait for every device, destroy whatever is still live (child before parent), then the instance.
+
+        Idempotent. Handles still held by callers become unusable.
+        """
+        with self._lock:
+            if self._instance.closed:
+                return
+            try:
+                for ctx in self._contexts:
+                    native("vkDeviceWaitIdle", ctx.device)
+                for event in list(self._live["event"]):
+                    submission.finish(event, EventState.CANCELLED)
+                    self._drop(event)
+                for queue in list(self._live["queue"]):
+                    submission.destroy_queue(queue, self._ledger)
+                    self._forget(queue)
+                for program in list(self._live["program"]):
+                    pipeline.unload(program, self._ledger)
+                    self._forget(program)
+                for buffer in list(self._live["buffer"]):
+                    memory.release(buffer, self._ledger)
+                    self._forget(buffer)
+                for ctx in list(self._contexts):
+                    context_ops.destroy(ctx, self._ledger)
+                    ctx.state = HandleState.RELEASED
+                self._contexts.clear()
+            finally:
+                self._instance.close()
+
+    def __del__(self) -> None:
+        instance = getattr(self, "_instance", None)
+        if instance is not None and not instance.closed:
+            try:
+                self.close()
+            except Exception:
+                pass
+
+    def __repr__(self) -> str:
+        state = "closed" if self._instance.closed else "open"
+        return f"VulkanAccelerator({self.description.name!r}, {state}, validation={self.validation_enabled})"

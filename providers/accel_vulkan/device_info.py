@@ -1,0 +1,106 @@
+"""``DeviceInfo`` from a physical device's own answers, plus this provider's documented policy limits.
+
+Promise: identity is the device's ``deviceUUID``, vendor and device ids and a
+class from its device type; byte and binding limits come from the device's
+limits (``maxStorageBufferRange``, ``maxMemoryAllocationSize``,
+``maxMemoryAllocationCount``, ``maxPerStageDescriptorStorageBuffers``,
+``maxDescriptorSetStorageBuffers``, ``maxPerStageResources``); counts Vulkan
+has no limit for are this provider's policy (the constants below), which it
+enforces. Memory domains are offered only when a memory type honours them.
+"""
+
+from __future__ import annotations
+
+from accelcore import AcceleratorClass, Capabilities, DeviceIdentity, DeviceInfo, DeviceLimits, MemoryDomain
+
+from ._binding import vk
+from .instance import MemoryType, PhysicalDescription
+
+MAX_CONTEXTS = 64
+"""Policy: contexts per instance (each context is its own ``VkDevice``)."""
+MAX_PROGRAMS_PER_CONTEXT = 4096
+"""Policy: programs (compute pipelines) per context."""
+MAX_QUEUES_PER_CONTEXT = 64
+"""Policy: contract queues per context (each has a timeline semaphore; they share the native queues)."""
+MAX_EVENTS_PER_CONTEXT = 256
+"""Policy: live events per context = the descriptor pool's set count (one set per event)."""
+MAX_ARTIFACT_BYTES = 16 << 20
+"""Policy: the largest kernel package accepted (SPIR-V modules are kilobytes)."""
+RESERVED_ALLOCATIONS = 1
+"""Allocations a context keeps for itself (the staging buffer) out of ``maxMemoryAllocationCount``."""
+U32_MAX = 0xFFFFFFFF
+_LAZILY_ALLOCATED = 0x10
+_PROTECTED = 0x20
+"""VkMemoryPropertyFlagBits the binding does not export (Vulkan registry values)."""
+
+
+def domain_flags() -> dict[MemoryDomain, int]:
+    """Memory property flags each domain needs (Host: visible + coherent; Device: local; Shared: local + visible)."""
+    binding = vk()
+    visible = binding.VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT
+    coherent = binding.VK_MEMORY_PROPERTY_HOST_COHERENT_BIT
+    local = binding.VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT
+    return {MemoryDomain.HOST: visible | coherent, MemoryDomain.DEVICE: local, MemoryDomain.SHARED: local | visible}
+
+
+def usable_types(memory_types: tuple[MemoryType, ...]) -> tuple[MemoryType, ...]:
+    """Types a buffer may use: protected and lazily-allocated types are excluded."""
+    excluded = _LAZILY_ALLOCATED | _PROTECTED
+    return tuple(t for t in memory_types if not t.flags & excluded)
+
+
+def offered_domains(description: PhysicalDescription) -> dict[MemoryDomain, bool]:
+    needs = domain_flags()
+    types = usable_types(description.memory_types)
+    return {domain: any(t.flags & flags == flags for t in types) for domain, flags in needs.items()}
+
+
+def accelerator_class(device_type: int) -> AcceleratorClass:
+    binding = vk()
+    gpu_types = (
+        binding.VK_PHYSICAL_DEVICE_TYPE_DISCRETE_GPU,
+        binding.VK_PHYSICAL_DEVICE_TYPE_INTEGRATED_GPU,
+        binding.VK_PHYSICAL_DEVICE_TYPE_VIRTUAL_GPU,
+    )
+    return AcceleratorClass.GPU if device_type in gpu_types else AcceleratorClass.OTHER
+
+
+def max_bindings(description: PhysicalDescription) -> int:
+    return min(
+        description.max_per_stage_storage_buffers,
+        description.max_set_storage_buffers,
+        description.max_per_stage_resources,
+    )
+
+
+def build_device_info(description: PhysicalDescription) -> DeviceInfo:
+    """The DeviceInfo of ``description`` (validated by the caller)."""
+    capabilities = Capabilities(0)
+    domains = offered_domains(description)
+    if domains[MemoryDomain.HOST]:
+        capabilities |= Capabilities.HOST_VISIBLE_MEMORY
+    if domains[MemoryDomain.DEVICE]:
+        capabilities |= Capabilities.DEVICE_LOCAL_MEMORY
+    if domains[MemoryDomain.SHARED]:
+        capabilities |= Capabilities.SHARED_MEMORY
+    # Cancellation is host-side: a batch held at the gate never reached vkQueueSubmit,
+    # so withdrawing it cannot race the device (tests/vulkan/test_submission.py proves it per device).
+    capabilities |= Capabilities.EVENT_CANCELLATION
+    max_buffer = min(description.max_storage_buffer_range, description.max_memory_allocation_size)
+    limits = DeviceLimits(
+        max_contexts=MAX_CONTEXTS,
+        max_buffers_per_context=min(U32_MAX, description.max_memory_allocation_count - RESERVED_ALLOCATIONS),
+        max_programs_per_context=MAX_PROGRAMS_PER_CONTEXT,
+        max_queues_per_context=MAX_QUEUES_PER_CONTEXT,
+        max_events_per_context=MAX_EVENTS_PER_CONTEXT,
+        max_bindings_per_submission=max_bindings(description),
+        max_buffer_bytes=max_buffer,
+        max_artifact_bytes=MAX_ARTIFACT_BYTES,
+    )
+    identity = DeviceIdentity(
+        uuid=description.uuid,
+        class_=accelerator_class(description.device_type),
+        vendor_id=description.vendor_id,
+        device_id=description.device_id,
+    )
+    return DeviceInfo(identity, capabilities, limits)

@@ -1,0 +1,134 @@
+"""The ``vulkan`` provider family: discovery, fresh instances and conformance inputs.
+
+Promise: :meth:`VulkanFamily.discover` lists every physical device at or
+above the baseline (Vulkan 1.2 with timeline semaphores and a compute
+queue), indexed by enumeration order; a device below it is not offered and
+the reason is kept in :attr:`VulkanFamily.not_offered` (and logged). No
+usable device, a missing binding or loader → ProviderUnavailable with the
+reason. Discovery creates one temporary instance and destroys it.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from accelcore import BackendError
+from accelcore.registry import ConformanceSetup, DeviceEntry, ProviderUnavailable
+
+from ._binding import PROVIDER, version_text
+
+log = logging.getLogger("accel_vulkan")
+
+_DEVICE_TYPES = {0: "other", 1: "integrated-gpu", 2: "discrete-gpu", 3: "virtual-gpu", 4: "cpu"}
+
+
+class VulkanHooks:
+    """Conformance hooks: hold = close every gate; complete_held = hand one held batch to the device."""
+
+    def hold_submissions(self, provider: Any) -> None:
+        provider.hold()
+
+    def complete_held(self, provider: Any, event: Any) -> None:
+        provider.release(event)
+
+    def live_resources(self, provider: Any) -> Mapping[str, int] | None:
+        counts: Mapping[str, int] = provider.live_resources()
+        return counts
+
+
+class InstanceFactory:
+    """Builds a fresh :class:`VulkanAccelerator` per call and remembers each one's validation messages."""
+
+    def __init__(self, entry: DeviceEntry, *, validation: bool | None = None, **options: Any) -> None:
+        self.entry = entry
+        self.validation = validation
+        self.options = options
+        self.instances = 0
+        self._logs: list[Any] = []
+
+    def __call__(self) -> Any:
+        from .accelerator import VulkanAccelerator
+
+        made = VulkanAccelerator(self.entry.uuid, validation=self.validation, **self.options)
+        self.instances += 1
+        self._logs.append(made)
+        return made
+
+    @property
+    def validation_enabled(self) -> bool:
+        return any(a.validation_enabled for a in self._logs)
+
+    @property
+    def messages(self) -> list[Any]:
+        """Every validation message of every instance built so far."""
+        return [m for a in self._logs for m in a.validation_messages]
+
+
+class VulkanFamily:
+    """Entry point object registered as ``vulkan``."""
+
+    name = PROVIDER
+
+    def __init__(self) -> None:
+        self.not_offered: list[str] = []
+
+    def discover(self) -> Sequence[DeviceEntry]:
+        from .instance import VulkanInstance, describe
+
+        try:
+            instance = VulkanInstance()
+        except BackendError as error:
+            raise ProviderUnavailable(PROVIDER, f"cannot create a Vulkan instance: {error}") from error
+        try:
+            descriptions = [describe(i, p) for i, p in enumerate(instance.physical_devices())]
+        except BackendError as error:
+            raise ProviderUnavailable(PROVIDER, f"cannot enumerate Vulkan devices: {error}") from error
+        finally:
+            instance.close()
+        entries = []
+        self.not_offered = []
+        for d in descriptions:
+            if d.not_offered is not None:
+                reason = f"vulkan:{d.index} {d.name}: not offered: {d.not_offered}"
+                self.not_offered.append(reason)
+                log.info(reason)
+                continue
+            native = {
+                "api_version": version_text(d.api_version),
+                "driver": d.driver,
+                "device_type": _DEVICE_TYPES.get(d.device_type, str(d.device_type)),
+                "vendor_id": f"{d.vendor_id:#x}",
+                "device_id": f"{d.device_id:#x}",
+                "compute_queues": str(d.compute_queue_count),
+            }
+            entries.append(DeviceEntry(PROVIDER, d.index, d.name, d.uuid, native))
+        if not entries:
+            why = "; ".join(self.not_offered) or "the Vulkan loader reports no physical devices (no ICD installed?)"
+            raise ProviderUnavailable(PROVIDER, f"no usable Vulkan device: {why}")
+        return entries
+
+    def open(self, entry: DeviceEntry, *, validation: bool | None = None, **options: Any) -> Any:
+        """A fresh provider instance for ``entry`` (found again by its deviceUUID)."""
+        from .accelerator import VulkanAccelerator
+
+        return VulkanAccelerator(entry.uuid, validation=validation, **options)
+
+    def conformance(self, entry: DeviceEntry, *, validation: bool | None = None) -> ConformanceSetup:
+        """Standard target (the corpus ``conformance`` kernel as Vulkan SPIR-V), hooks and Vulkan cases."""
+        from accelcore.corpus import standard_target
+        from accelcore.package import ModuleKind
+
+        from .cases import extra_cases
+
+        factory = InstanceFactory(entry, validation=validation)
+        return ConformanceSetup(
+            factory=factory,
+            target=standard_target(ModuleKind.SPIRV_VULKAN),
+            hooks=VulkanHooks(),
+            extra_cases=extra_cases(factory),
+        )
+
+
+provider_family = VulkanFamily()

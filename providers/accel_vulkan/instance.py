@@ -1,0 +1,275 @@
+"""One ``VkInstance`` (optionally with the validation layer) and what its physical devices answer.
+
+Promise: :class:`VulkanInstance` owns exactly one instance and, with
+validation, one debug-utils messenger feeding a :class:`ValidationLog`;
+``close()`` destroys both once. :func:`describe` reads a physical device's
+own answers (properties, IDs, limits, features, memory types, queue families)
+into an immutable :class:`PhysicalDescription`, including ``not_offered``:
+why the device is below this provider's baseline (Vulkan 1.2 with timeline
+semaphores and a compute queue), or None.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from typing import Any
+
+from . import validation
+from ._binding import ffi, version, version_text, vk
+from .errors import native
+
+BASELINE = version(1, 2)
+"""Vulkan 1.2: timeline semaphores (per-queue completion tracking) are core there."""
+
+VALIDATION_ENV = "ACCEL_VULKAN_VALIDATION"
+"""Set to 1 to enable the Khronos validation layer for instances that do not say otherwise."""
+
+
+def validation_default() -> bool:
+    return os.environ.get(VALIDATION_ENV, "").strip().lower() in ("1", "true", "yes", "on")
+
+
+@dataclass(frozen=True, slots=True)
+class MemoryType:
+    index: int
+    flags: int
+    heap_index: int
+    heap_bytes: int
+
+
+@dataclass(frozen=True, slots=True)
+class PhysicalDescription:
+    """A physical device's own answers, read once."""
+
+    index: int
+    name: str
+    uuid: bytes
+    api_version: int
+    device_type: int
+    vendor_id: int
+    device_id: int
+    driver: str
+    max_storage_buffer_range: int
+    max_memory_allocation_size: int
+    max_memory_allocation_count: int
+    max_per_stage_storage_buffers: int
+    max_set_storage_buffers: int
+    max_per_stage_resources: int
+    max_workgroup_count: tuple[int, int, int]
+    min_storage_buffer_offset_alignment: int
+    non_coherent_atom_size: int
+    max_push_constants_size: int
+    memory_types: tuple[MemoryType, ...]
+    compute_family: int | None
+    compute_queue_count: int
+    timeline_semaphore: bool
+    features: frozenset[str]
+    subgroup_operations: int
+    """VkSubgroupFeatureFlags usable in compute shaders (0 when compute lacks subgroup support)."""
+    """Shader features the device reports: shaderFloat64, shaderInt64, shaderInt16, shaderFloat16, shaderInt8,
+    storageBuffer16BitAccess, storageBuffer8BitAccess, variablePointers, ..."""
+    not_offered: str | None
+
+    @property
+    def api_text(self) -> str:
+        return version_text(self.api_version)
+
+
+def _text(value: Any) -> str:
+    if isinstance(value, str):
+        return value
+    return str(ffi().string(value).decode("utf-8", "replace"))
+
+
+_FEATURE_FIELDS_10 = ("shaderFloat64", "shaderInt64", "shaderInt16")
+_FEATURE_FIELDS_11 = ("storageBuffer16BitAccess", "variablePointersStorageBuffer", "variablePointers")
+_FEATURE_FIELDS_12 = (
+    "shaderFloat16",
+    "shaderInt8",
+    "storageBuffer8BitAccess",
+    "timelineSemaphore",
+    "shaderBufferInt64Atomics",
+    "shaderSharedInt64Atomics",
+    "vulkanMemoryModel",
+    "vulkanMemoryModelDeviceScope",
+)
+
+
+def _choose_compute_family(families: list[Any]) -> tuple[int | None, int]:
+    """Prefer a compute family without graphics (dedicated compute), else the first compute family."""
+    binding = vk()
+    compute = [(i, f) for i, f in enumerate(families) if f.queueFlags & binding.VK_QUEUE_COMPUTE_BIT and f.queueCount]
+    if not compute:
+        return None, 0
+    dedicated = [(i, f) for i, f in compute if not f.queueFlags & binding.VK_QUEUE_GRAPHICS_BIT]
+    index, family = (dedicated or compute)[0]
+    return index, int(family.queueCount)
+
+
+def describe(index: int, physical: Any) -> PhysicalDescription:
+    """Read everything the provider needs from one physical device (no device is created)."""
+    binding = vk()
+    props = native("vkGetPhysicalDeviceProperties", physical)
+    limits = props.limits
+    api = int(props.apiVersion)
+    name = _text(props.deviceName)
+    uuid = b"\0" * 16
+    max_alloc = 0
+    driver = ""
+    features: set[str] = set()
+    timeline = False
+    subgroup_ops = 0
+    if api >= BASELINE:
+        id_props = binding.VkPhysicalDeviceIDProperties()
+        subgroup = binding.VkPhysicalDeviceSubgroupProperties(pNext=id_props)
+        maint3 = binding.VkPhysicalDeviceMaintenance3Properties(pNext=subgroup)
+        driver_props = binding.VkPhysicalDeviceDriverProperties(pNext=maint3)
+        props2 = binding.VkPhysicalDeviceProperties2(pNext=driver_props)
+        native("vkGetPhysicalDeviceProperties2", physical, props2)
+        uuid = bytes(ffi().buffer(id_props.deviceUUID, 16))
+        max_alloc = int(maint3.maxMemoryAllocationSize)
+        if subgroup.supportedStages & binding.VK_SHADER_STAGE_COMPUTE_BIT:
+            subgroup_ops = int(subgroup.supportedOperations)
+        driver = f"{_text(driver_props.driverName)} {_text(driver_props.driverInfo)}".strip()
+        f12 = binding.VkPhysicalDeviceVulkan12Features()
+        f11 = binding.VkPhysicalDeviceVulkan11Features(pNext=f12)
+        f2 = binding.VkPhysicalDeviceFeatures2(pNext=f11)
+        native("vkGetPhysicalDeviceFeatures2", physical, f2)
+        for field in _FEATURE_FIELDS_10:
+            if getattr(f2.features, field):
+                features.add(field)
+        for field in _FEATURE_FIELDS_11:
+            if getattr(f11, field):
+                features.add(field)
+        for field in _FEATURE_FIELDS_12:
+            if getattr(f12, field):
+                features.add(field)
+        timeline = bool(f12.timelineSemaphore)
+    memory = native("vkGetPhysicalDeviceMemoryProperties", physical)
+    types = tuple(
+        MemoryType(
+            i,
+            int(memory.memoryTypes[i].propertyFlags),
+            int(memory.memoryTypes[i].heapIndex),
+            int(memory.memoryHeaps[memory.memoryTypes[i].heapIndex].size),
+        )
+        for i in range(memory.memoryTypeCount)
+    )
+    families = list(native("vkGetPhysicalDeviceQueueFamilyProperties", physical))
+    family, queue_count = _choose_compute_family(families)
+    reasons = []
+    if api < BASELINE:
+        reasons.append(
+            f"reports Vulkan {version_text(api)}, below the 1.2 baseline (timeline semaphores are core in 1.2)"
+        )
+    elif not timeline:
+        reasons.append("does not support timelineSemaphore (needed to track completion per queue)")
+    if family is None:
+        reasons.append("has no queue family with VK_QUEUE_COMPUTE_BIT")
+    if not types:
+        reasons.append("reports no memory types")
+    return PhysicalDescription(
+        index=index,
+        name=name,
+        uuid=uuid,
+        api_version=api,
+        device_type=int(props.deviceType),
+        vendor_id=int(props.vendorID),
+        device_id=int(props.deviceID),
+        driver=driver,
+        max_storage_buffer_range=int(limits.maxStorageBufferRange),
+        max_memory_allocation_size=max_alloc,
+        max_memory_allocation_count=int(limits.maxMemoryAllocationCount),
+        max_per_stage_storage_buffers=int(limits.maxPerStageDescriptorStorageBuffers),
+        max_set_storage_buffers=int(limits.maxDescriptorSetStorageBuffers),
+        max_per_stage_resources=int(limits.maxPerStageResources),
+        max_workgroup_count=(
+            int(limits.maxComputeWorkGroupCount[0]),
+            int(limits.maxComputeWorkGroupCount[1]),
+            int(limits.maxComputeWorkGroupCount[2]),
+        ),
+        min_storage_buffer_offset_alignment=int(limits.minStorageBufferOffsetAlignment),
+        non_coherent_atom_size=int(limits.nonCoherentAtomSize),
+        max_push_constants_size=int(limits.maxPushConstantsSize),
+        memory_types=types,
+        compute_family=family,
+        compute_queue_count=queue_count,
+        timeline_semaphore=timeline,
+        features=frozenset(features),
+        subgroup_operations=subgroup_ops,
+        not_offered="; ".join(reasons) or None,
+    )
+
+
+class VulkanInstance:
+    """One ``VkInstance`` at API 1.2, with the validation layer and a message log when asked."""
+
+    def __init__(self, *, validation_enabled: bool = False, application: str = "accelcore") -> None:
+        binding = vk()
+        loader = int(native("vkEnumerateInstanceVersion"))
+        if loader < BASELINE:
+            from accelcore.registry import ProviderUnavailable
+
+            raise ProviderUnavailable(
+                "vulkan", f"the Vulkan loader is version {version_text(loader)}; 1.2 or newer is needed"
+            )
+        self.log: validation.ValidationLog | None = None
+        self._handle: Any = None
+        self._messenger: Any = None
+        layers: list[str] = []
+        extensions: list[str] = []
+        messenger_info = None
+        if validation_enabled:
+            validation.require_layer()
+            self.log = validation.ValidationLog()
+            self._handle = ffi().new_handle(self.log)
+            messenger_info = validation.messenger_info(self._handle)
+            layers.append(validation.LAYER)
+            extensions.append(validation.EXTENSION)
+        app = binding.VkApplicationInfo(
+            pApplicationName=application,
+            applicationVersion=1,
+            pEngineName="accelcore",
+            engineVersion=1,
+            apiVersion=BASELINE,
+        )
+        create = binding.VkInstanceCreateInfo(
+            pNext=messenger_info,
+            pApplicationInfo=app,
+            enabledLayerCount=len(layers),
+            ppEnabledLayerNames=layers or None,
+            enabledExtensionCount=len(extensions),
+            ppEnabledExtensionNames=extensions or None,
+        )
+        self.instance = native("vkCreateInstance", create, None)
+        del create, app
+        if messenger_info is not None:
+            try:
+                make = native("vkGetInstanceProcAddr", self.instance, "vkCreateDebugUtilsMessengerEXT")
+                self._destroy_messenger = native(
+                    "vkGetInstanceProcAddr", self.instance, "vkDestroyDebugUtilsMessengerEXT"
+                )
+                self._messenger = make(self.instance, messenger_info, None)
+            except BaseException:
+                native("vkDestroyInstance", self.instance, None)
+                raise
+        self._messenger_info = messenger_info
+        self.closed = False
+
+    @property
+    def validation_enabled(self) -> bool:
+        return self.log is not None
+
+    def physical_devices(self) -> list[Any]:
+        return list(native("vkEnumeratePhysicalDevices", self.instance))
+
+    def close(self) -> None:
+        """Destroy the messenger and the instance (idempotent)."""
+        if self.closed:
+            return
+        self.closed = True
+        if self._messenger is not None:
+            self._destroy_messenger(self.instance, self._messenger, None)
+            self._messenger = None
+        native("vkDestroyInstance", self.instance, None)

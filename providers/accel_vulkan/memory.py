@@ -1,0 +1,159 @@
+"""Exact allocation: one ``VkBuffer`` bound at offset 0 to its own ``VkDeviceMemory``.
+
+Promise: the memory type is chosen by domain from the types the buffer's
+``memoryTypeBits`` allow (Host: host-visible + coherent, preferring types
+that are not device-local; Device: device-local, preferring types that are
+not host-visible; Shared: device-local + host-visible, preferring coherent).
+``BufferInfo`` reports ``VkMemoryRequirements.size`` and ``alignment`` and the
+chosen type's real flags. A domain no allowed type honours, or an alignment
+stronger than the device guarantees, is refused (UNSUPPORTED) before any
+memory is allocated. Host-visible memory is mapped once, for the buffer's
+life. Nothing is copied; on failure nothing is retained.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from accelcore import BackendError, BufferDesc, BufferInfo, BufferProperties, ErrorKind, MemoryDomain
+
+from ._binding import vk
+from .accounting import Ledger
+from .device_info import domain_flags, usable_types
+from .errors import native
+from .handles import VulkanBuffer, VulkanContext
+from .instance import MemoryType, PhysicalDescription
+
+
+def buffer_usage_flags() -> int:
+    """Every buffer may be bound as a storage buffer and be a copy source/destination (staging)."""
+    binding = vk()
+    return (
+        binding.VK_BUFFER_USAGE_STORAGE_BUFFER_BIT
+        | binding.VK_BUFFER_USAGE_TRANSFER_SRC_BIT
+        | binding.VK_BUFFER_USAGE_TRANSFER_DST_BIT
+    )
+
+
+def _preference(domain: MemoryDomain, flags: int) -> tuple[int, ...]:
+    binding = vk()
+    local = bool(flags & binding.VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT)
+    visible = bool(flags & binding.VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT)
+    coherent = bool(flags & binding.VK_MEMORY_PROPERTY_HOST_COHERENT_BIT)
+    cached = bool(flags & binding.VK_MEMORY_PROPERTY_HOST_CACHED_BIT)
+    if domain is MemoryDomain.HOST:
+        return (local, not cached)
+    if domain is MemoryDomain.DEVICE:
+        return (visible,)
+    return (not coherent, not cached)
+
+
+def choose_type(description: PhysicalDescription, domain: MemoryDomain, type_bits: int, size: int) -> MemoryType | None:
+    """The best allowed memory type for ``domain`` whose heap can hold ``size`` bytes, or None."""
+    needed = domain_flags()[domain]
+    candidates = [
+        t
+        for t in usable_types(description.memory_types)
+        if type_bits & (1 << t.index) and t.flags & needed == needed and t.heap_bytes >= size
+    ]
+    if not candidates:
+        return None
+    return min(candidates, key=lambda t: (_preference(domain, t.flags), t.index))
+
+
+def properties_of(flags: int) -> BufferProperties:
+    binding = vk()
+    props = BufferProperties.DIRECT_BINDING
+    if flags & binding.VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT:
+        props |= BufferProperties.HOST_VISIBLE
+    if flags & binding.VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT:
+        props |= BufferProperties.DEVICE_LOCAL
+    return props
+
+
+def allocate(
+    context: VulkanContext,
+    description: PhysicalDescription,
+    desc: BufferDesc,
+    ledger: Ledger,
+    *,
+    map_device_domain: bool = True,
+) -> VulkanBuffer:
+    """Create, allocate, bind and (if host-visible) map one buffer for ``desc``.
+
+    ``map_device_domain`` False keeps Device-domain buffers unmapped even when
+    their memory is host-visible, so transfers use the bounded staging path.
+    """
+    binding = vk()
+    device = context.device
+    create_info = binding.VkBufferCreateInfo(
+        size=desc.bytes, usage=buffer_usage_flags(), sharingMode=binding.VK_SHARING_MODE_EXCLUSIVE
+    )
+    buffer = native("vkCreateBuffer", device, create_info, None, what=f"{desc.bytes}-byte buffer")
+    del create_info
+    ledger.add("VkBuffer")
+    memory = None
+    try:
+        requirements = native("vkGetBufferMemoryRequirements", device, buffer)
+        size = int(requirements.size)
+        alignment = int(requirements.alignment)
+        if desc.alignment > alignment:
+            raise BackendError(
+                ErrorKind.UNSUPPORTED,
+                f"alignment {desc.alignment} is stronger than this device guarantees for buffers "
+                f"(VkMemoryRequirements.alignment {alignment}); request {alignment} or less",
+            )
+        chosen = choose_type(description, desc.domain, int(requirements.memoryTypeBits), size)
+        if chosen is None:
+            raise BackendError(
+                ErrorKind.UNSUPPORTED,
+                f"no memory type allowed for this buffer honours the {desc.domain.name} domain "
+                f"(memoryTypeBits {int(requirements.memoryTypeBits):#x}) with a heap of {size} bytes",
+            )
+        allocate_info = binding.VkMemoryAllocateInfo(allocationSize=size, memoryTypeIndex=chosen.index)
+        memory = native("vkAllocateMemory", device, allocate_info, None, what=f"{size} bytes of {desc.domain.name}")
+        del allocate_info
+        ledger.add("VkDeviceMemory")
+        native("vkBindBufferMemory", device, buffer, memory, 0)
+        visible = bool(chosen.flags & binding.VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT)
+        coherent = bool(chosen.flags & binding.VK_MEMORY_PROPERTY_HOST_COHERENT_BIT)
+        mapping: Any = None
+        view: memoryview | None = None
+        if visible and (map_device_domain or desc.domain is not MemoryDomain.DEVICE):
+            mapping = native("vkMapMemory", device, memory, 0, size, 0)
+            view = memoryview(mapping).cast("B")
+        info = BufferInfo(desc, size, alignment, properties_of(chosen.flags))
+    except BaseException:
+        if memory is not None:
+            native("vkFreeMemory", device, memory, None)
+            ledger.remove("VkDeviceMemory")
+        native("vkDestroyBuffer", device, buffer, None)
+        ledger.remove("VkBuffer")
+        raise
+    return VulkanBuffer(
+        context=context,
+        desc=desc,
+        info=info,
+        buffer=buffer,
+        memory=memory,
+        memory_type=chosen.index,
+        memory_flags=chosen.flags,
+        allocation_bytes=size,
+        mapped=view,
+        mapping=mapping,
+        coherent=coherent,
+    )
+
+
+def release(buffer: VulkanBuffer, ledger: Ledger) -> None:
+    """Unmap, destroy the buffer and free its memory."""
+    device = buffer.context.device
+    if buffer.mapped is not None:
+        buffer.mapped.release()
+        buffer.mapped = None
+        native("vkUnmapMemory", device, buffer.memory)
+        buffer.mapping = None
+    native("vkDestroyBuffer", device, buffer.buffer, None)
+    ledger.remove("VkBuffer")
+    native("vkFreeMemory", device, buffer.memory, None)
+    ledger.remove("VkDeviceMemory")

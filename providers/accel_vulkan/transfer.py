@@ -1,0 +1,274 @@
+"""Explicit transfers: straight into mapped memory, or through a bounded staging buffer.
+
+Promise: for a mapped buffer, ``write`` asks the source to fill the mapped
+range itself (``read_at`` into a view of the mapping — a segmented source
+copies segment by segment, no temporary) and ``read`` hands the mapped range
+to the sink's ``write_at``; non-coherent memory is flushed / invalidated
+around it. Memory that is not mapped goes through one staging buffer of
+:data:`STAGING_BYTES` per context (host-visible, coherent) in chunks, each
+chunk a ``vkCmdCopyBuffer`` on the context's first queue waited with a fence.
+Bounds and usage are checked before any byte moves. A failed write leaves the
+range unspecified; a failed read leaves the sink partly written (callers do
+not publish it).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from accelcore import BackendError, BufferUsage, ByteSink, ByteSource, ErrorKind
+
+from ._binding import vk
+from .accounting import Ledger
+from .device_info import domain_flags
+from .errors import native
+from .handles import VulkanBuffer, VulkanContext
+from .instance import PhysicalDescription
+
+STAGING_BYTES = 256 << 10
+"""Size of a context's staging buffer: the most bytes one staged chunk moves."""
+
+FENCE_WAIT_NS = 10_000_000_000
+"""How long one staged chunk may take before the transfer fails with DEADLINE_EXPIRED."""
+
+
+@dataclass(eq=False)
+class Staging:
+    buffer: Any
+    memory: Any
+    mapping: Any
+    view: memoryview
+    command_buffer: Any
+    fence: Any
+
+
+def check_transfer(buffer: VulkanBuffer, offset: int, length: int, *, write: bool) -> None:
+    """Usage (PERMISSION_DENIED) and bounds (OUT_OF_BOUNDS) of one transfer."""
+    needed = BufferUsage.TRANSFER_DESTINATION if write else BufferUsage.TRANSFER_SOURCE
+    if not buffer.desc.usage & needed:
+        verb = "written by write_buffer" if write else "read by read_buffer"
+        raise BackendError(
+            ErrorKind.PERMISSION_DENIED,
+            f"buffer usage {buffer.desc.usage!r} lacks {needed.name}: it may not be {verb}",
+        )
+    if isinstance(offset, bool) or not isinstance(offset, int) or offset < 0:
+        raise BackendError(ErrorKind.INVALID_ARGUMENT, f"transfer offset must be a non-negative int, got {offset!r}")
+    if offset >= buffer.desc.bytes or offset + length > buffer.desc.bytes:
+        raise BackendError(
+            ErrorKind.OUT_OF_BOUNDS,
+            f"transfer of {length} bytes at offset {offset} ends past the buffer's {buffer.desc.bytes} bytes",
+        )
+
+
+def _atom_range(buffer: VulkanBuffer, offset: int, length: int, atom: int) -> Any:
+    binding = vk()
+    start = offset - offset % atom
+    end = offset + length
+    end = buffer.allocation_bytes if end + atom >= buffer.allocation_bytes else end + (-end % atom)
+    return binding.VkMappedMemoryRange(memory=buffer.memory, offset=start, size=end - start)
+
+
+def write(
+    buffer: VulkanBuffer, offset: int, source: ByteSource, description: PhysicalDescription, ledger: Ledger
+) -> None:
+    length = source.len()
+    check_transfer(buffer, offset, length, write=True)
+    if buffer.mapped is not None:
+        source.read_at(0, buffer.mapped[offset : offset + length])
+        if not buffer.coherent:
+            ranges = [_atom_range(buffer, offset, length, description.non_coherent_atom_size)]
+            native("vkFlushMappedMemoryRanges", buffer.context.device, 1, ranges)
+        return
+    staging = _staging(buffer.context, description, ledger)
+    position = 0
+    while position < length:
+        take = min(STAGING_BYTES, length - position)
+        source.read_at(position, staging.view[:take])
+        _copy(
+            buffer.context,
+            staging,
+            src=staging.buffer,
+            dst=buffer.buffer,
+            src_offset=0,
+            dst_offset=offset + position,
+            size=take,
+            to_host=False,
+        )
+        position += take
+
+
+def read(buffer: VulkanBuffer, offset: int, sink: ByteSink, description: PhysicalDescription, ledger: Ledger) -> None:
+    length = sink.len()
+    check_transfer(buffer, offset, length, write=False)
+    if buffer.mapped is not None:
+        if not buffer.coherent:
+            ranges = [_atom_range(buffer, offset, length, description.non_coherent_atom_size)]
+            native("vkInvalidateMappedMemoryRanges", buffer.context.device, 1, ranges)
+        sink.write_at(0, buffer.mapped[offset : offset + length])
+        return
+    staging = _staging(buffer.context, description, ledger)
+    position = 0
+    while position < length:
+        take = min(STAGING_BYTES, length - position)
+        _copy(
+            buffer.context,
+            staging,
+            src=buffer.buffer,
+            dst=staging.buffer,
+            src_offset=offset + position,
+            dst_offset=0,
+            size=take,
+            to_host=True,
+        )
+        sink.write_at(position, staging.view[:take])
+        position += take
+
+
+def _copy(
+    context: VulkanContext,
+    staging: Staging,
+    *,
+    src: Any,
+    dst: Any,
+    src_offset: int,
+    dst_offset: int,
+    size: int,
+    to_host: bool,
+) -> None:
+    """Record and run one buffer copy on the context's first queue; wait for it with the fence."""
+    binding = vk()
+    device = context.device
+    cmd = staging.command_buffer
+    native("vkResetCommandBuffer", cmd, 0)
+    begin = binding.VkCommandBufferBeginInfo(flags=binding.VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT)
+    native("vkBeginCommandBuffer", cmd, begin)
+    # Earlier shader writes to the buffer become visible to the copy.
+    before = binding.VkMemoryBarrier(
+        srcAccessMask=binding.VK_ACCESS_SHADER_WRITE_BIT | binding.VK_ACCESS_TRANSFER_WRITE_BIT,
+        dstAccessMask=binding.VK_ACCESS_TRANSFER_READ_BIT | binding.VK_ACCESS_TRANSFER_WRITE_BIT,
+    )
+    native(
+        "vkCmdPipelineBarrier",
+        cmd,
+        binding.VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT | binding.VK_PIPELINE_STAGE_TRANSFER_BIT,
+        binding.VK_PIPELINE_STAGE_TRANSFER_BIT,
+        0,
+        1,
+        [before],
+        0,
+        None,
+        0,
+        None,
+    )
+    region = binding.VkBufferCopy(srcOffset=src_offset, dstOffset=dst_offset, size=size)
+    native("vkCmdCopyBuffer", cmd, src, dst, 1, [region])
+    after = binding.VkMemoryBarrier(
+        srcAccessMask=binding.VK_ACCESS_TRANSFER_WRITE_BIT,
+        dstAccessMask=binding.VK_ACCESS_HOST_READ_BIT
+        if to_host
+        else binding.VK_ACCESS_SHADER_READ_BIT | binding.VK_ACCESS_SHADER_WRITE_BIT,
+    )
+    native(
+        "vkCmdPipelineBarrier",
+        cmd,
+        binding.VK_PIPELINE_STAGE_TRANSFER_BIT,
+        binding.VK_PIPELINE_STAGE_HOST_BIT if to_host else binding.VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT,
+        0,
+        1,
+        [after],
+        0,
+        None,
+        0,
+        None,
+    )
+    native("vkEndCommandBuffer", cmd)
+    submit = binding.VkSubmitInfo(commandBufferCount=1, pCommandBuffers=[cmd])
+    native("vkQueueSubmit", context.native_queues[0], 1, [submit], staging.fence)
+    try:
+        native("vkWaitForFences", device, 1, [staging.fence], binding.VK_TRUE, FENCE_WAIT_NS, what="staged copy")
+    finally:
+        native("vkResetFences", device, 1, [staging.fence])
+    del submit, region, before, after, begin
+
+
+def _staging(context: VulkanContext, description: PhysicalDescription, ledger: Ledger) -> Staging:
+    if context.staging is not None:
+        staging: Staging = context.staging
+        return staging
+    binding = vk()
+    from .memory import choose_type
+
+    device = context.device
+    made: list[tuple[str, Any]] = []
+    try:
+        create_info = binding.VkBufferCreateInfo(
+            size=STAGING_BYTES,
+            usage=binding.VK_BUFFER_USAGE_TRANSFER_SRC_BIT | binding.VK_BUFFER_USAGE_TRANSFER_DST_BIT,
+            sharingMode=binding.VK_SHARING_MODE_EXCLUSIVE,
+        )
+        buffer = native("vkCreateBuffer", device, create_info, None, what="staging buffer")
+        made.append(("VkBuffer", buffer))
+        ledger.add("VkBuffer")
+        requirements = native("vkGetBufferMemoryRequirements", device, buffer)
+        from accelcore import MemoryDomain
+
+        chosen = choose_type(description, MemoryDomain.HOST, int(requirements.memoryTypeBits), int(requirements.size))
+        if chosen is None:
+            raise BackendError(
+                ErrorKind.UNSUPPORTED,
+                f"no host-visible coherent memory type (flags {domain_flags()[MemoryDomain.HOST]:#x}) for staging",
+            )
+        allocate_info = binding.VkMemoryAllocateInfo(
+            allocationSize=int(requirements.size), memoryTypeIndex=chosen.index
+        )
+        memory = native("vkAllocateMemory", device, allocate_info, None, what="staging memory")
+        made.append(("VkDeviceMemory", memory))
+        ledger.add("VkDeviceMemory")
+        native("vkBindBufferMemory", device, buffer, memory, 0)
+        mapping = native("vkMapMemory", device, memory, 0, STAGING_BYTES, 0)
+        alloc = binding.VkCommandBufferAllocateInfo(
+            commandPool=context.command_pool, level=binding.VK_COMMAND_BUFFER_LEVEL_PRIMARY, commandBufferCount=1
+        )
+        command_buffer = native("vkAllocateCommandBuffers", device, alloc)[0]
+        made.append(("VkCommandBuffer", command_buffer))
+        ledger.add("VkCommandBuffer")
+        fence = native("vkCreateFence", device, binding.VkFenceCreateInfo(), None)
+        made.append(("VkFence", fence))
+        ledger.add("VkFence")
+    except BaseException:
+        _destroy(context, made, ledger)
+        raise
+    context.staging = Staging(buffer, memory, mapping, memoryview(mapping).cast("B"), command_buffer, fence)
+    return context.staging
+
+
+def _destroy(context: VulkanContext, made: list[tuple[str, Any]], ledger: Ledger) -> None:
+    device = context.device
+    for kind, handle in reversed(made):
+        if kind == "VkBuffer":
+            native("vkDestroyBuffer", device, handle, None)
+        elif kind == "VkDeviceMemory":
+            native("vkFreeMemory", device, handle, None)
+        elif kind == "VkCommandBuffer":
+            native("vkFreeCommandBuffers", device, context.command_pool, 1, [handle])
+        elif kind == "VkFence":
+            native("vkDestroyFence", device, handle, None)
+        ledger.remove(kind)
+
+
+def destroy_staging(context: VulkanContext, ledger: Ledger) -> None:
+    staging: Staging = context.staging
+    staging.view.release()
+    native("vkUnmapMemory", context.device, staging.memory)
+    _destroy(
+        context,
+        [
+            ("VkBuffer", staging.buffer),
+            ("VkDeviceMemory", staging.memory),
+            ("VkCommandBuffer", staging.command_buffer),
+            ("VkFence", staging.fence),
+        ],
+        ledger,
+    )
+    context.staging = None
