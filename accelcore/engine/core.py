@@ -1,0 +1,800 @@
+"""``CommandEngine``: the host side of the contract, generic over any ``Accelerator``.
+
+Ownership: the engine owns every provider handle it creates and hands out
+nonzero, generation-checked 64-bit IDs instead (see :mod:`.ids`). Host checks
+come first: every call validates IDs, flags, limits, ranges, usage vs access
+and the resource policy before the provider is called.
+
+Failure: host-side rejections are :class:`BackendError` (STALE_OBJECT for a
+zero, unknown, stale, wrong-kind or other-context ID). Provider outcomes keep
+their contract shape: ``submit`` raises ``SubmitRejected`` or
+``SubmitIndeterminate(error, event_id)``; releases raise ``ReleaseRejected(error,
+id)`` (the object is restored, retry allowed) or ``ReleaseIndeterminate`` (the
+object is quarantined and the engine needs a discard). DEVICE_LOST or an
+indeterminate release puts the engine in ``NEEDS_DISCARD``: every call then
+fails fast with DEVICE_LOST until :meth:`CommandEngine.reset`.
+
+Progress: nothing here busy-waits; ``poll`` never blocks; ``wait`` sleeps with
+a back-off between polls. Copies: only ``write_buffer`` / ``read_buffer`` move
+bytes, straight between the caller's objects and the provider.
+"""
+
+from __future__ import annotations
+
+import enum
+import time
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Generic, TypeVar
+
+from .._checks import check_u64
+from ..accelerator import Accelerator
+from ..buffers import BufferDesc, BufferInfo, BufferRange
+from ..device import ContextDesc, DeviceInfo, QueueDesc
+from ..errors import (
+    BackendError,
+    ErrorKind,
+    ReleaseFailure,
+    ReleaseIndeterminate,
+    ReleaseRejected,
+    SubmitFailure,
+    SubmitIndeterminate,
+    SubmitRejected,
+)
+from ..flags import AccessMode, BufferUsage, Capabilities
+from ..ports import ByteSink, ByteSource, MemorySink, sink_of, source_of
+from ..program import ArtifactRef
+from ..submission import BindingRef, EventState, Timeout, validate_binding_ranges
+from .ids import IdTable, ObjectKind, format_id
+from .policy import ResourcePolicy, ResourceUsage
+
+if TYPE_CHECKING:
+    from typing_extensions import Buffer
+
+__all__ = ["BindingSpec", "CommandEngine", "EngineState", "QuarantinedObject"]
+
+C = TypeVar("C")
+B = TypeVar("B")
+P = TypeVar("P")
+Q = TypeVar("Q")
+E = TypeVar("E")
+
+BindingSpec = tuple[int, int, BufferRange | None, AccessMode | int] | BindingRef[int]
+"""``(slot, buffer_id, range or None for the whole buffer, access)`` or a ``BindingRef`` over a buffer ID."""
+
+_WAIT_FIRST_SLEEP_S = 50e-6
+_WAIT_MAX_SLEEP_S = 5e-3
+
+
+class EngineState(enum.Enum):
+    READY = "ready"
+    ADMISSION_STOPPED = "admission-stopped"
+    """A release the engine needed was not proven: no new objects until reset(); existing ones work."""
+    NEEDS_DISCARD = "needs-discard"
+    """DEVICE_LOST or an indeterminate release: every call fails DEVICE_LOST until reset()."""
+
+
+@dataclass(slots=True)
+class QuarantinedObject:
+    """An object the engine could not prove released. ``handle`` is None when it is gone (indeterminate)."""
+
+    kind: ObjectKind
+    object_id: int
+    handle: Any
+    reason: str
+    allocation_bytes: int = 0
+    resident_bytes: int = 0
+
+
+@dataclass(slots=True)
+class _Context:
+    handle: Any
+    buffers: set[int] = field(default_factory=set)
+    programs: set[int] = field(default_factory=set)
+    queues: set[int] = field(default_factory=set)
+    events: set[int] = field(default_factory=set)
+
+    def describe_children(self) -> str:
+        parts = [
+            f"{len(ids)} {name}"
+            for name, ids in (
+                ("buffers", self.buffers),
+                ("programs", self.programs),
+                ("queues", self.queues),
+                ("events", self.events),
+            )
+            if ids
+        ]
+        return ", ".join(parts)
+
+
+@dataclass(slots=True)
+class _Buffer:
+    handle: Any
+    context: int
+    info: BufferInfo
+    events: set[int] = field(default_factory=set)
+
+
+@dataclass(slots=True)
+class _Program:
+    handle: Any
+    context: int
+    resident_bytes: int
+    events: set[int] = field(default_factory=set)
+
+
+@dataclass(slots=True)
+class _Queue:
+    handle: Any
+    context: int
+    events: set[int] = field(default_factory=set)
+
+
+@dataclass(slots=True)
+class _Event:
+    handle: Any
+    context: int
+    queue: int
+    program: int
+    buffers: tuple[int, ...]
+    state: EventState = EventState.PENDING
+    indeterminate: bool = False
+
+
+def _stale(message: str) -> BackendError:
+    return BackendError(ErrorKind.STALE_OBJECT, message)
+
+
+class CommandEngine(Generic[C, B, P, Q, E]):
+    """See the module docstring. ``device_info`` is fetched and validated once here
+    (``DeviceInfoError`` propagates and no engine is made)."""
+
+    def __init__(self, provider: Accelerator[C, B, P, Q, E], policy: ResourcePolicy | None = None) -> None:
+        self._provider = provider
+        self.policy = policy if policy is not None else ResourcePolicy()
+        self.usage = ResourceUsage()
+        self._info = self._fetch_info(provider)
+        self._contexts: IdTable[_Context] = IdTable(ObjectKind.CONTEXT)
+        self._buffers: IdTable[_Buffer] = IdTable(ObjectKind.BUFFER)
+        self._programs: IdTable[_Program] = IdTable(ObjectKind.PROGRAM)
+        self._queues: IdTable[_Queue] = IdTable(ObjectKind.QUEUE)
+        self._events: IdTable[_Event] = IdTable(ObjectKind.EVENT)
+        self.state = EngineState.READY
+        self.state_reason = ""
+        self.quarantine: list[QuarantinedObject] = []
+        self.discarded: list[QuarantinedObject] = []
+        """Quarantine of provider instances replaced by ``reset(provider)``."""
+
+    @staticmethod
+    def _fetch_info(provider: Accelerator[C, B, P, Q, E]) -> DeviceInfo:
+        info = provider.device_info()
+        if not isinstance(info, DeviceInfo):
+            raise BackendError(ErrorKind.INCOMPATIBLE, f"device_info() returned {type(info).__name__}, not DeviceInfo")
+        info.validate()
+        return info
+
+    def __repr__(self) -> str:
+        return (
+            f"<CommandEngine {self.state.value} contexts={len(self._contexts)} buffers={len(self._buffers)} "
+            f"programs={len(self._programs)} queues={len(self._queues)} events={len(self._events)} "
+            f"quarantine={len(self.quarantine)}>"
+        )
+
+    @property
+    def info(self) -> DeviceInfo:
+        """The validated, cached device metadata."""
+        return self._info
+
+    @property
+    def provider(self) -> Accelerator[C, B, P, Q, E]:
+        return self._provider
+
+    def live_objects(self) -> dict[str, int]:
+        return {
+            "context": len(self._contexts),
+            "buffer": len(self._buffers),
+            "program": len(self._programs),
+            "queue": len(self._queues),
+            "event": len(self._events),
+        }
+
+    def objects(self) -> list[tuple[int, ObjectKind, int | None]]:
+        """Every live ID with its kind and owning context ID (None for contexts)."""
+        found: list[tuple[int, ObjectKind, int | None]] = [
+            (i, ObjectKind.CONTEXT, None) for i, _ in self._contexts.items()
+        ]
+        found += [(i, ObjectKind.BUFFER, e.context) for i, e in self._buffers.items()]
+        found += [(i, ObjectKind.PROGRAM, e.context) for i, e in self._programs.items()]
+        found += [(i, ObjectKind.QUEUE, e.context) for i, e in self._queues.items()]
+        found += [(i, ObjectKind.EVENT, e.context) for i, e in self._events.items()]
+        return found
+
+    def buffer_info(self, buffer_id: int) -> BufferInfo:
+        return self._buffer(buffer_id).info
+
+    # -- state ---------------------------------------------------------------------------------
+
+    def _usable(self) -> None:
+        if self.state is EngineState.NEEDS_DISCARD:
+            raise BackendError(
+                ErrorKind.DEVICE_LOST,
+                f"the provider instance needs to be discarded ({self.state_reason}); call reset()",
+            )
+
+    def _admitting(self) -> None:
+        self._usable()
+        if self.state is EngineState.ADMISSION_STOPPED:
+            raise BackendError(
+                ErrorKind.RESOURCE_LIMIT,
+                f"admission is stopped ({self.state_reason}); release objects and call reset()",
+            )
+
+    def _needs_discard(self, reason: str) -> None:
+        self.state = EngineState.NEEDS_DISCARD
+        self.state_reason = reason
+
+    def _stop_admission(self, reason: str) -> None:
+        if self.state is EngineState.READY:
+            self.state = EngineState.ADMISSION_STOPPED
+            self.state_reason = reason
+
+    def _watch(self, error: BackendError, call: str) -> None:
+        if error.kind is ErrorKind.DEVICE_LOST:
+            self._needs_discard(f"{call} reported DEVICE_LOST: {error.message}")
+
+    # -- resolution ----------------------------------------------------------------------------
+
+    def _resolve(self, table: IdTable[Any], object_id: object) -> Any:
+        if isinstance(object_id, bool) or not isinstance(object_id, int):
+            raise _stale(f"{table.kind.label} id must be an integer, got {type(object_id).__name__} {object_id!r}")
+        if object_id == 0:
+            raise _stale(f"{table.kind.label} id 0 is never valid")
+        entry = table.get(object_id)
+        if entry is None:
+            kind = object_id >> 60
+            if kind != table.kind and kind in ObjectKind._value2member_map_:
+                raise _stale(f"{format_id(object_id)} names a {ObjectKind(kind).label}, expected a {table.kind.label}")
+            raise _stale(f"{table.kind.label} id {object_id:#x} is unknown, released or from before a reset")
+        return entry
+
+    def _context(self, context_id: int) -> _Context:
+        entry: _Context = self._resolve(self._contexts, context_id)
+        return entry
+
+    def _buffer(self, buffer_id: int) -> _Buffer:
+        entry: _Buffer = self._resolve(self._buffers, buffer_id)
+        return entry
+
+    def _program(self, program_id: int) -> _Program:
+        entry: _Program = self._resolve(self._programs, program_id)
+        return entry
+
+    def _queue(self, queue_id: int) -> _Queue:
+        entry: _Queue = self._resolve(self._queues, queue_id)
+        return entry
+
+    def _event(self, event_id: int) -> _Event:
+        entry: _Event = self._resolve(self._events, event_id)
+        return entry
+
+    @staticmethod
+    def _same_context(expected: int, actual: int, what: str, object_id: int) -> None:
+        if expected != actual:
+            raise _stale(f"{what} {format_id(object_id)} belongs to context {actual:#x}, not to context {expected:#x}")
+
+    # -- contexts ------------------------------------------------------------------------------
+
+    def create_context(self, desc: ContextDesc | None = None) -> int:
+        """A new context ID. Reserved flags → UNSUPPORTED; max_contexts → RESOURCE_LIMIT."""
+        self._admitting()
+        desc = desc if desc is not None else ContextDesc()
+        self._info.validate_context_desc(desc)
+        if len(self._contexts) >= self._info.limits.max_contexts:
+            raise BackendError(ErrorKind.RESOURCE_LIMIT, f"max_contexts {self._info.limits.max_contexts} reached")
+        try:
+            handle = self._provider.create_context(desc)
+        except BackendError as exc:
+            self._watch(exc, "create_context")
+            raise
+        return self._contexts.insert(_Context(handle))
+
+    def destroy_context(self, context_id: int) -> None:
+        """Release an empty context. Live children → BUSY (no provider call)."""
+        self._usable()
+        entry = self._context(context_id)
+        children = entry.describe_children()
+        if children:
+            raise BackendError(ErrorKind.BUSY, f"{format_id(context_id)} still has {children}")
+        self._release(self._contexts, context_id, entry, self._provider.destroy_context)
+
+    # -- buffers -------------------------------------------------------------------------------
+
+    def allocate_buffer(self, context_id: int, desc: BufferDesc) -> int:
+        """Allocate an exact buffer; the policy is charged with the actual ``allocation_bytes``
+        before the ID is published (over the cap → the buffer is released and RESOURCE_LIMIT)."""
+        self._admitting()
+        ctx = self._context(context_id)
+        self._info.validate_buffer_desc(desc)
+        limit = self._info.limits.max_buffers_per_context
+        if len(ctx.buffers) >= limit:
+            raise BackendError(ErrorKind.RESOURCE_LIMIT, f"max_buffers_per_context {limit} reached")
+        self.usage.check_allocation(self.policy, desc.bytes, f"buffer of {desc.bytes} bytes")
+        try:
+            allocated = self._provider.allocate_buffer(ctx.handle, desc)
+        except BackendError as exc:
+            self._watch(exc, "allocate_buffer")
+            raise
+        info = allocated.info
+        try:
+            if not isinstance(info, BufferInfo):
+                raise BackendError(ErrorKind.INCOMPATIBLE, f"allocation info is {type(info).__name__}, not BufferInfo")
+            self._info.validate_buffer_info(desc, info)
+            self.usage.check_allocation(self.policy, info.allocation_bytes, f"buffer of {desc.bytes} bytes")
+        except BackendError as exc:
+            note = self._undo(ObjectKind.BUFFER, self._provider.free_buffer, allocated.buffer, exc)
+            raise BackendError(exc.kind, exc.message + note) from None
+        self.usage.allocation_bytes += info.allocation_bytes
+        buffer_id = self._buffers.insert(_Buffer(allocated.buffer, context_id, info))
+        ctx.buffers.add(buffer_id)
+        return buffer_id
+
+    def _undo(self, kind: ObjectKind, release: Callable[[Any], None], handle: Any, cause: BackendError) -> str:
+        """Release a just-made object the engine will not publish; returns a note when that failed."""
+        try:
+            release(handle)
+            return ""
+        except ReleaseRejected as exc:
+            self.quarantine.append(QuarantinedObject(kind, 0, exc.resource, f"undo rejected: {exc.error}"))
+            self._stop_admission(f"releasing a refused new {kind.label} was rejected ({exc.error.kind.name})")
+            if exc.error.kind is ErrorKind.DEVICE_LOST:
+                self._watch(exc.error, f"release of a new {kind.label}")
+            return f" (the new {kind.label} could not be released: admission stopped)"
+        except ReleaseFailure as exc:
+            self.quarantine.append(QuarantinedObject(kind, 0, None, f"undo indeterminate: {exc.error}"))
+            self._needs_discard(f"releasing a refused new {kind.label} was indeterminate ({exc.error.kind.name})")
+            return f" (the release of the new {kind.label} was indeterminate: the instance needs a discard)"
+
+    def write_buffer(self, buffer_id: int, offset: int, data: ByteSource | Buffer) -> None:
+        """Copy ``data`` (a ByteSource or any buffer-protocol object, zero-copy) into the buffer at ``offset``."""
+        self._usable()
+        entry = self._buffer(buffer_id)
+        source = source_of(data)
+        self._check_transfer(buffer_id, entry, offset, source.len(), BufferUsage.TRANSFER_DESTINATION, "write")
+        try:
+            self._provider.write_buffer(entry.handle, offset, source)
+        except BackendError as exc:
+            self._watch(exc, "write_buffer")
+            raise
+
+    def read_buffer(self, buffer_id: int, offset: int = 0, size: int | None = None) -> bytearray:
+        """Read ``size`` bytes (default: to the end) from ``offset`` into a new bytearray."""
+        self._usable()
+        entry = self._buffer(buffer_id)
+        check_u64("offset", offset)
+        length = max(entry.info.desc.bytes - offset, 0) if size is None else check_u64("size", size)
+        out = bytearray(length)
+        self.read_buffer_into(buffer_id, offset, MemorySink(out))
+        return out
+
+    def read_buffer_into(self, buffer_id: int, offset: int, data: ByteSink | Buffer) -> None:
+        """Read ``len(data)`` bytes from ``offset`` straight into ``data`` (not published on failure)."""
+        self._usable()
+        entry = self._buffer(buffer_id)
+        sink = sink_of(data)
+        self._check_transfer(buffer_id, entry, offset, sink.len(), BufferUsage.TRANSFER_SOURCE, "read")
+        try:
+            self._provider.read_buffer(entry.handle, offset, sink)
+        except BackendError as exc:
+            self._watch(exc, "read_buffer")
+            raise
+
+    def _check_transfer(
+        self, buffer_id: int, entry: _Buffer, offset: int, length: int, needed: BufferUsage, verb: str
+    ) -> None:
+        check_u64(f"{verb} offset", offset)
+        desc = entry.info.desc
+        if not desc.usage & needed:
+            raise BackendError(
+                ErrorKind.PERMISSION_DENIED,
+                f"{verb} of {format_id(buffer_id)} needs usage {needed.name}; the buffer has {desc.usage!r}",
+            )
+        if offset + length > desc.bytes:
+            raise BackendError(
+                ErrorKind.OUT_OF_BOUNDS,
+                f"{verb} of {length} bytes at offset {offset} ends past the buffer's {desc.bytes} bytes",
+            )
+        for event_id in entry.events:
+            event = self._events.get(event_id)
+            if event is not None and not event.state.is_terminal:
+                raise BackendError(
+                    ErrorKind.BUSY, f"{format_id(buffer_id)} is bound to pending {format_id(event_id)}; wait first"
+                )
+
+    def free_buffer(self, buffer_id: int) -> None:
+        """Release a buffer no live event references (else BUSY)."""
+        self._usable()
+        entry = self._buffer(buffer_id)
+        self._not_referenced(buffer_id, entry.events)
+        self._release(self._buffers, buffer_id, entry, self._provider.free_buffer)
+
+    @staticmethod
+    def _not_referenced(object_id: int, events: set[int]) -> None:
+        if events:
+            listed = ", ".join(format_id(e) for e in sorted(events))
+            raise BackendError(ErrorKind.BUSY, f"{format_id(object_id)} is referenced by live event(s) {listed}")
+
+    # -- programs and queues -------------------------------------------------------------------
+
+    def load_program(self, context_id: int, artifact: ArtifactRef) -> int:
+        """Load a program; ``artifact.resident_bytes`` is charged to the policy before the load."""
+        self._admitting()
+        ctx = self._context(context_id)
+        limit = self._info.limits.max_programs_per_context
+        if len(ctx.programs) >= limit:
+            raise BackendError(ErrorKind.RESOURCE_LIMIT, f"max_programs_per_context {limit} reached")
+        size = artifact.payload.len()
+        if size > self._info.limits.max_artifact_bytes:
+            raise BackendError(
+                ErrorKind.RESOURCE_LIMIT,
+                f"artifact of {size} bytes exceeds max_artifact_bytes {self._info.limits.max_artifact_bytes}",
+            )
+        self.usage.check_resident(self.policy, artifact.resident_bytes, "program")
+        self.usage.resident_bytes += artifact.resident_bytes
+        try:
+            handle = self._provider.load_program(ctx.handle, artifact)
+        except BackendError as exc:
+            self.usage.resident_bytes -= artifact.resident_bytes
+            self._watch(exc, "load_program")
+            raise
+        except BaseException:
+            self.usage.resident_bytes -= artifact.resident_bytes
+            raise
+        program_id = self._programs.insert(_Program(handle, context_id, artifact.resident_bytes))
+        ctx.programs.add(program_id)
+        return program_id
+
+    def unload_program(self, program_id: int) -> None:
+        self._usable()
+        entry = self._program(program_id)
+        self._not_referenced(program_id, entry.events)
+        self._release(self._programs, program_id, entry, self._provider.unload_program)
+
+    def create_queue(self, context_id: int, desc: QueueDesc | None = None) -> int:
+        self._admitting()
+        ctx = self._context(context_id)
+        desc = desc if desc is not None else QueueDesc()
+        self._info.validate_queue_desc(desc)
+        limit = self._info.limits.max_queues_per_context
+        if len(ctx.queues) >= limit:
+            raise BackendError(ErrorKind.RESOURCE_LIMIT, f"max_queues_per_context {limit} reached")
+        try:
+            handle = self._provider.create_queue(ctx.handle, desc)
+        except BackendError as exc:
+            self._watch(exc, "create_queue")
+            raise
+        queue_id = self._queues.insert(_Queue(handle, context_id))
+        ctx.queues.add(queue_id)
+        return queue_id
+
+    def destroy_queue(self, queue_id: int) -> None:
+        self._usable()
+        entry = self._queue(queue_id)
+        self._not_referenced(queue_id, entry.events)
+        self._release(self._queues, queue_id, entry, self._provider.destroy_queue)
+
+    # -- submission ----------------------------------------------------------------------------
+
+    def submit(
+        self,
+        queue_id: int,
+        program_id: int,
+        bindings: Sequence[BindingSpec],
+        timeout: Timeout | float | None = None,
+    ) -> int:
+        """Check everything host-side, then admit; returns the event ID.
+
+        ``timeout``: a Timeout, seconds (float) or None (infinite). Host-side
+        failures raise BackendError; the provider's refusal SubmitRejected; an
+        unknown acceptance SubmitIndeterminate whose ``event`` is the new event ID.
+        """
+        self._admitting()
+        queue = self._queue(queue_id)
+        program = self._program(program_id)
+        self._same_context(queue.context, program.context, "program", program_id)
+        ctx = self._context(queue.context)
+        refs: list[BindingRef[int]] = []
+        entries: list[_Buffer] = []
+        for spec in bindings:
+            ref = self._binding(spec)
+            entry = self._buffer(ref.buffer)
+            self._same_context(queue.context, entry.context, "buffer", ref.buffer)
+            refs.append(ref)
+            entries.append(entry)
+        descs = [entry.info.desc for entry in entries]
+        BindingRef.validate_for_submit(refs, descs, self._info.limits.max_bindings_per_submission)
+        validate_binding_ranges(refs, descs)
+        limit = self._info.limits.max_events_per_context
+        if len(ctx.events) >= limit:
+            raise BackendError(ErrorKind.RESOURCE_LIMIT, f"max_events_per_context {limit} reached")
+        native = [BindingRef(r.slot, e.handle, r.range, r.access) for r, e in zip(refs, entries, strict=True)]
+        try:
+            handle = self._provider.submit(queue.handle, program.handle, native, _timeout(timeout))
+        except SubmitIndeterminate as exc:
+            event_id = self._publish_event(exc.event, queue_id, program_id, refs, indeterminate=True)
+            self._watch(exc.error, "submit")
+            raise SubmitIndeterminate(exc.error, event_id) from None
+        except SubmitFailure as exc:
+            self._watch(exc.error, "submit")
+            raise SubmitRejected(exc.error) from None
+        except BackendError as exc:
+            # Contract violation (submit must raise SubmitFailure); the provider meant a refusal.
+            self._watch(exc, "submit")
+            raise SubmitRejected(exc) from None
+        return self._publish_event(handle, queue_id, program_id, refs, indeterminate=False)
+
+    def _binding(self, spec: BindingSpec) -> BindingRef[int]:
+        rng: BufferRange | None
+        access: AccessMode | int
+        if isinstance(spec, BindingRef):
+            slot, buffer_id, rng, access = spec.slot, spec.buffer, spec.range, spec.access
+        else:
+            if len(spec) != 4:
+                raise BackendError(
+                    ErrorKind.INVALID_ARGUMENT, f"a binding is (slot, buffer_id, range or None, access), got {spec!r}"
+                )
+            slot, buffer_id, rng, access = spec
+        entry = self._buffer(buffer_id)
+        whole = rng if rng is not None else BufferRange(0, entry.info.desc.bytes)
+        return BindingRef(slot, buffer_id, whole, AccessMode.from_number(int(access)))
+
+    def _publish_event(
+        self, handle: Any, queue_id: int, program_id: int, refs: Iterable[BindingRef[int]], *, indeterminate: bool
+    ) -> int:
+        queue = self._queue(queue_id)
+        buffers = tuple(r.buffer for r in refs)
+        event_id = self._events.insert(
+            _Event(handle, queue.context, queue_id, program_id, buffers, indeterminate=indeterminate)
+        )
+        queue.events.add(event_id)
+        self._program(program_id).events.add(event_id)
+        for buffer_id in buffers:
+            self._buffer(buffer_id).events.add(event_id)
+        self._context(queue.context).events.add(event_id)
+        return event_id
+
+    # -- events --------------------------------------------------------------------------------
+
+    def poll(self, event_id: int) -> EventState:
+        """Non-blocking: the cached terminal state, or one provider poll."""
+        self._usable()
+        entry = self._event(event_id)
+        if entry.state.is_terminal:
+            return entry.state
+        try:
+            state = self._provider.poll_event(entry.handle)
+        except BackendError as exc:
+            self._watch(exc, "poll_event")
+            raise
+        if state.is_terminal:
+            entry.state = state
+        return state
+
+    def wait(self, event_id: int, timeout_s: float | None = None) -> EventState:
+        """Poll until terminal, sleeping with a back-off (50 µs → 5 ms) between polls.
+
+        Still pending after ``timeout_s`` → DEADLINE_EXPIRED (the event stays live and pending).
+        """
+        deadline = None if timeout_s is None else time.monotonic() + timeout_s
+        delay = _WAIT_FIRST_SLEEP_S
+        while True:
+            state = self.poll(event_id)
+            if state.is_terminal:
+                return state
+            if deadline is not None and time.monotonic() >= deadline:
+                raise BackendError(
+                    ErrorKind.DEADLINE_EXPIRED, f"{format_id(event_id)} still pending after {timeout_s:g} s"
+                )
+            time.sleep(delay)
+            delay = min(delay * 2, _WAIT_MAX_SLEEP_S)
+
+    def cancel(self, event_id: int) -> None:
+        """Cancel a pending event. Without EVENT_CANCELLATION → UNSUPPORTED (event untouched);
+        already terminal or completion won → BUSY."""
+        self._usable()
+        entry = self._event(event_id)
+        self._info.validate_event_cancellation()
+        if entry.state.is_terminal:
+            raise BackendError(ErrorKind.BUSY, f"{format_id(event_id)} is already {entry.state}: completion won")
+        try:
+            self._provider.cancel_event(entry.handle)
+        except BackendError as exc:
+            self._watch(exc, "cancel_event")
+            raise
+        entry.state = EventState.CANCELLED
+
+    def destroy_event(self, event_id: int) -> None:
+        """Release a terminal event (polled once if its state is not known terminal; pending → BUSY)."""
+        self._usable()
+        entry = self._event(event_id)
+        if not entry.state.is_terminal and not self.poll(event_id).is_terminal:
+            raise BackendError(ErrorKind.BUSY, f"{format_id(event_id)} is still pending")
+        self._release(self._events, event_id, entry, self._provider.destroy_event)
+
+    def _unlink_event(self, event_id: int, entry: _Event) -> None:
+        for table, object_id in ((self._queues, entry.queue), (self._programs, entry.program)):
+            owner = table.get(object_id)
+            if owner is not None:
+                owner.events.discard(event_id)
+        for buffer_id in entry.buffers:
+            buffer = self._buffers.get(buffer_id)
+            if buffer is not None:
+                buffer.events.discard(event_id)
+
+    # -- release -------------------------------------------------------------------------------
+
+    def _release(self, table: IdTable[Any], object_id: int, entry: Any, release: Callable[[Any], None]) -> None:
+        kind = table.kind
+        try:
+            release(entry.handle)
+        except ReleaseRejected as exc:
+            entry.handle = exc.resource
+            self._watch(exc.error, f"release of {format_id(object_id)}")
+            raise ReleaseRejected(exc.error, object_id) from None
+        except ReleaseFailure as exc:
+            self._forget(table, object_id, entry)
+            self.quarantine.append(
+                QuarantinedObject(kind, object_id, None, f"release indeterminate: {exc.error}", *_charges(entry))
+            )
+            self._needs_discard(f"release of {format_id(object_id)} was indeterminate ({exc.error.kind.name})")
+            raise ReleaseIndeterminate(exc.error) from None
+        except BackendError as exc:
+            # Contract violation: releases raise ReleaseFailure. Nothing may be assumed.
+            self._forget(table, object_id, entry)
+            self.quarantine.append(QuarantinedObject(kind, object_id, None, f"release raised {exc}", *_charges(entry)))
+            self._needs_discard(f"release of {format_id(object_id)} raised a plain {exc.kind.name}")
+            raise ReleaseIndeterminate(exc) from None
+        self._forget(table, object_id, entry)
+        alloc, resident = _charges(entry)
+        self.usage.allocation_bytes -= alloc
+        self.usage.resident_bytes -= resident
+
+    def _forget(self, table: IdTable[Any], object_id: int, entry: Any) -> None:
+        table.remove(object_id)
+        if isinstance(entry, _Event):
+            self._unlink_event(object_id, entry)
+        if isinstance(entry, _Context):
+            return
+        owner = self._contexts.get(entry.context)
+        if owner is None:
+            return
+        {
+            ObjectKind.BUFFER: owner.buffers,
+            ObjectKind.PROGRAM: owner.programs,
+            ObjectKind.QUEUE: owner.queues,
+            ObjectKind.EVENT: owner.events,
+        }[table.kind].discard(object_id)
+
+    # -- reset ---------------------------------------------------------------------------------
+
+    def reset(self, provider: Accelerator[C, B, P, Q, E] | None = None) -> list[QuarantinedObject]:
+        """Tear everything down child before parent (events, queues, programs, buffers, contexts),
+        quarantine what cannot be released, and open a fresh ID namespace.
+
+        With ``provider`` (a fresh instance — required after an indeterminate outcome
+        if the old one is to be dropped), the old instance's quarantine moves to
+        ``discarded`` and the policy charges start from zero. Returns the quarantine.
+        """
+        self._teardown()
+        for table in (self._events, self._queues, self._programs, self._buffers, self._contexts):
+            table.clear()
+        if provider is not None:
+            info = self._fetch_info(provider)
+            self._provider = provider
+            self._info = info
+            self.discarded.extend(self.quarantine)
+            self.quarantine = []
+            self.usage = ResourceUsage()
+        else:
+            self.usage = ResourceUsage(
+                sum(q.allocation_bytes for q in self.quarantine), sum(q.resident_bytes for q in self.quarantine)
+            )
+        self.state = EngineState.READY
+        self.state_reason = ""
+        return list(self.quarantine)
+
+    def _teardown(self) -> None:
+        blocked: set[int] = set()  # IDs that must stay alive (a quarantined event references them)
+        cancel = bool(self._info.capabilities & Capabilities.EVENT_CANCELLATION)
+        for event_id, event in list(self._events.items()):
+            if not event.state.is_terminal:
+                self._settle_for_teardown(event, cancel)
+            if not self._teardown_release(ObjectKind.EVENT, event_id, event, self._provider.destroy_event):
+                blocked.update((event.queue, event.program, event.context, *event.buffers))
+        retry = [q for q in self.quarantine if q.handle is not None]
+        stages: tuple[tuple[ObjectKind, IdTable[Any], Callable[[Any], None]], ...] = (
+            (ObjectKind.QUEUE, self._queues, self._provider.destroy_queue),
+            (ObjectKind.PROGRAM, self._programs, self._provider.unload_program),
+            (ObjectKind.BUFFER, self._buffers, self._provider.free_buffer),
+        )
+        for kind, table, release in stages:
+            for q in [q for q in retry if q.kind is kind]:
+                self._retry_quarantined(q, release)
+            for object_id, entry in list(table.items()):
+                if object_id in blocked:
+                    self._quarantine_live(kind, object_id, entry, "referenced by a quarantined event")
+                    blocked.add(entry.context)
+                elif not self._teardown_release(kind, object_id, entry, release):
+                    blocked.add(entry.context)
+        for q in [q for q in retry if q.kind is ObjectKind.CONTEXT]:
+            self._retry_quarantined(q, self._provider.destroy_context)
+        for object_id, ctx_entry in list(self._contexts.items()):
+            if object_id in blocked:
+                self._quarantine_live(ObjectKind.CONTEXT, object_id, ctx_entry, "a child could not be released")
+            else:
+                self._teardown_release(ObjectKind.CONTEXT, object_id, ctx_entry, self._provider.destroy_context)
+
+    def _settle_for_teardown(self, event: _Event, cancel: bool) -> None:
+        try:
+            if cancel:
+                try:
+                    self._provider.cancel_event(event.handle)
+                except BackendError:
+                    pass
+            state = self._provider.poll_event(event.handle)
+            if state.is_terminal:
+                event.state = state
+        except BackendError:
+            pass
+
+    def _teardown_release(self, kind: ObjectKind, object_id: int, entry: Any, release: Callable[[Any], None]) -> bool:
+        """One release during reset; False (and quarantined) when it was not proven."""
+        try:
+            release(entry.handle)
+            return True
+        except ReleaseRejected as exc:
+            self._quarantine_live(kind, object_id, entry, f"release rejected during reset: {exc.error}", exc.resource)
+        except ReleaseFailure as exc:
+            self.quarantine.append(
+                QuarantinedObject(
+                    kind, object_id, None, f"release indeterminate during reset: {exc.error}", *_charges(entry)
+                )
+            )
+        except BackendError as exc:
+            self._quarantine_live(kind, object_id, entry, f"release raised during reset: {exc}")
+        return False
+
+    def _quarantine_live(self, kind: ObjectKind, object_id: int, entry: Any, reason: str, handle: Any = None) -> None:
+        self.quarantine.append(
+            QuarantinedObject(kind, object_id, entry.handle if handle is None else handle, reason, *_charges(entry))
+        )
+
+    def _retry_quarantined(self, item: QuarantinedObject, release: Callable[[Any], None]) -> None:
+        try:
+            release(item.handle)
+        except ReleaseRejected as exc:
+            item.handle = exc.resource
+            return
+        except (ReleaseFailure, BackendError):
+            item.handle = None
+            item.reason += "; retry during reset was indeterminate"
+            return
+        self.quarantine.remove(item)
+
+
+def _charges(entry: Any) -> tuple[int, int]:
+    if isinstance(entry, _Buffer):
+        return entry.info.allocation_bytes, 0
+    if isinstance(entry, _Program):
+        return 0, entry.resident_bytes
+    return 0, 0
+
+
+def _timeout(timeout: Timeout | float | None) -> Timeout:
+    if timeout is None:
+        return Timeout.INFINITE
+    if isinstance(timeout, Timeout):
+        return timeout
+    if isinstance(timeout, bool) or timeout <= 0:
+        raise BackendError(ErrorKind.INVALID_ARGUMENT, f"timeout {timeout!r} must be a positive number of seconds")
+    return Timeout.after_ns(max(1, int(timeout * 1e9)))
