@@ -37,105 +37,143 @@ class Accelerator(Protocol[C, B, P, Q, E]):
     """
 
     def device_info(self) -> DeviceInfo:
-        """Immutable identity, capabilities and limits, stable for the instance's life.
+        """Immutable identity, capabilities and limits.
 
-        Bounded synchronous work; never waits for resource progress; allocates no
-        backing and copies no bulk content. An error creates nothing and may be retried.
+        Ownership: nothing changes hands; a success stays identical for the instance's lifetime.
+        Progress: bounded synchronous discovery; never waits for resource progress.
+        Failure: creates nothing, may be retried. Copies: allocates no backing, copies no bulk content.
         """
         ...
 
     def create_context(self, desc: ContextDesc) -> C:
-        """Create one context. Non-empty flags are unsupported.
+        """Create one context from prevalidated intent; returns an owned handle.
 
-        May block for setup but not for unrelated progress; on error nothing is retained.
+        Ownership: ``desc`` is taken by value; non-empty flags → UNSUPPORTED.
+        Progress: setup may block, but never on unrelated resource progress.
+        Failure: nothing retained, retry allowed. Copies: bookkeeping only, no buffer content.
         """
         ...
 
     def destroy_context(self, context: C) -> None:
-        """Destroy an empty context (no live children); consumes the handle.
+        """Destroy an empty context; consumes the handle.
 
-        Must not wait for in-flight work. Raises ReleaseFailure (rejected: retry).
+        Ownership: the context has no live children (the host checks). Progress: may block,
+        never waits for children or in-flight work. Failure: ReleaseRejected returns the handle
+        for retry; ReleaseIndeterminate invalidates it. Copies: none.
         """
         ...
 
     def allocate_buffer(self, context: C, desc: BufferDesc) -> AllocatedBuffer[B]:
-        """Allocate one exact backing; program-visible requests are directly bindable or fail.
+        """Allocate one exact backing for ``desc``; returns the handle and its honest BufferInfo.
 
-        ``context`` is borrowed for the call only. On error nothing is retained.
-        No hidden bounce allocation, no content copy.
+        Ownership: ``context`` borrowed for the call; the result borrows nothing. Progress: may block.
+        Failure: no backing retained, retry allowed. Copies: program-visible requests get directly
+        bindable backing or fail — no submission-time bounce allocation, no content copy.
         """
         ...
 
     def write_buffer(self, buffer: B, offset: int, data: ByteSource) -> None:
-        """Explicit host→buffer transfer; may block until done.
+        """Explicit host→buffer transfer of ``data`` at ``offset``.
 
-        Needs TRANSFER_DESTINATION (else PERMISSION_DENIED); past the end → OUT_OF_BOUNDS.
-        Segments flow straight into the backing (bounded staging at most). On error the
-        range is unspecified but the handle stays live.
+        Ownership: buffer and ``data`` borrowed for the call, never retained. Progress: may block
+        until done. Failure: needs TRANSFER_DESTINATION (else PERMISSION_DENIED); past the end →
+        OUT_OF_BOUNDS; on error the range is unspecified, the handle stays live.
+        Copies: the one explicit copy; segments flow into the backing (bounded staging at most).
         """
         ...
 
     def read_buffer(self, buffer: B, offset: int, data: ByteSink) -> None:
-        """Explicit buffer→host transfer; may block until done.
+        """Explicit buffer→host transfer into ``data`` from ``offset``.
 
-        Needs TRANSFER_SOURCE (else PERMISSION_DENIED); past the end → OUT_OF_BOUNDS.
-        On error the destination must not be published; success initialises every byte.
+        Ownership: buffer and ``data`` borrowed for the call, never retained. Progress: may block
+        until done. Failure: needs TRANSFER_SOURCE (else PERMISSION_DENIED); past the end →
+        OUT_OF_BOUNDS; on error the destination must not be published, the buffer is unchanged.
+        Copies: the one explicit copy; success initialises every destination byte.
         """
         ...
 
     def free_buffer(self, buffer: B) -> None:
         """Release an unreferenced buffer and its exact backing; consumes the handle.
 
-        Raises ReleaseFailure. Never copies or allocates a replacement.
+        Ownership: not bound to any live event. Progress: may block, never waits for references.
+        Failure: ReleaseRejected returns the handle; ReleaseIndeterminate invalidates it.
+        Copies: none, and no replacement is allocated.
         """
         ...
 
     def load_program(self, context: C, artifact: ArtifactRef) -> P:
-        """Create a resident program from a possibly segmented artifact.
+        """Create a resident program from a possibly segmented artifact; returns an owned handle.
 
-        Format and target are validated before the driver sees bytes; over
-        ``max_artifact_bytes`` → RESOURCE_LIMIT; everything retained fits
-        ``artifact.resident_bytes``; no reference to the payload is kept.
+        Ownership: context and artifact borrowed for the call; no reference to the payload is kept.
+        Progress: may block. Failure: format/target validated before the driver sees bytes; over
+        ``max_artifact_bytes`` → RESOURCE_LIMIT; nothing retained on error, retry allowed.
+        Copies: everything retained fits ``artifact.resident_bytes``; no artifact-sized coalescing.
         """
         ...
 
     def unload_program(self, program: P) -> None:
-        """Release an unreferenced program; consumes the handle. Raises ReleaseFailure."""
+        """Release an unreferenced program; consumes the handle.
+
+        Ownership: not referenced by any live event. Progress: may block, never waits for in-flight
+        references. Failure: ReleaseRejected returns the handle; ReleaseIndeterminate invalidates it.
+        Copies: none, and no replacement state is allocated.
+        """
         ...
 
     def create_queue(self, context: C, desc: QueueDesc) -> Q:
-        """Create one execution queue. Non-empty flags are unsupported."""
+        """Create one execution queue; returns an owned handle.
+
+        Ownership: ``context`` borrowed for the call; non-empty flags → UNSUPPORTED.
+        Progress: setup may block. Failure: nothing retained, retry allowed.
+        Copies: bookkeeping only; no program or buffer content.
+        """
         ...
 
     def destroy_queue(self, queue: Q) -> None:
-        """Release an unreferenced queue without waiting for submitted work. Raises ReleaseFailure."""
+        """Release an unreferenced execution queue; consumes the handle.
+
+        Ownership: not referenced by any live event. Progress: may block, never waits for submitted
+        work. Failure: ReleaseRejected returns the handle; ReleaseIndeterminate invalidates it.
+        Copies: none.
+        """
         ...
 
     def submit(self, queue: Q, program: P, bindings: Sequence[BindingRef[B]], timeout: Timeout) -> E:
-        """Validate and admit one execution; never waits for it to finish.
+        """Validate and admit one execution; returns its event without waiting for it.
 
-        Raises SubmitFailure: Rejected (provably not accepted, retry allowed) or
-        Indeterminate (the returned event owns the invocation). Binds each exact
-        allocation directly or rejects with INCOMPATIBLE. Callers keep every
-        referenced handle alive until the event is terminal and destroyed.
+        Ownership: queue, program, buffers and ``bindings`` borrowed for admission only; the caller
+        keeps every referenced handle alive until the event is terminal and destroyed.
+        Progress: validation and admission only, never waits for execution.
+        Failure: SubmitRejected (provably not accepted, retry allowed) or SubmitIndeterminate (the
+        returned event owns the invocation; never retry it). Copies: binds each exact allocation
+        directly or rejects with INCOMPATIBLE — no hidden bounce buffer.
         """
         ...
 
     def poll_event(self, event: E) -> EventState:
-        """Observe the event without blocking; allocates nothing per call.
+        """Observe the event's state.
 
-        Errors do not make the event terminal; a terminal state, once observed, is stable.
+        Ownership: the event is borrowed and stays live. Progress: bounded and non-blocking.
+        Failure: an error does not make the event terminal; a terminal state, once observed, is
+        stable. Copies: allocates nothing per call, copies no bulk content.
         """
         ...
 
     def destroy_event(self, event: E) -> None:
-        """Release a terminal event. A pending event → ReleaseRejected(BUSY) with the event back."""
+        """Release a terminal event and its invocation state; consumes the handle.
+
+        Ownership: referenced handles stay live until this succeeds. Progress: never waits for a
+        pending event. Failure: a pending event → ReleaseRejected(BUSY) with the event back;
+        ReleaseIndeterminate invalidates it. Copies: none.
+        """
         ...
 
     def cancel_event(self, event: E) -> None:
-        """Try to make a pending event Cancelled; bounded and non-blocking.
+        """Try to make a pending event Cancelled.
 
-        Returns when cancellation won; raises BUSY when completion won. The default
-        raises UNSUPPORTED, conformant only without EVENT_CANCELLATION.
+        Ownership: the event is borrowed and stays live. Progress: bounded, non-blocking; races
+        completion and exactly one wins. Failure: returning means cancellation won; BUSY means
+        completion won (poll it). The default raises UNSUPPORTED, conformant only without
+        EVENT_CANCELLATION. Copies: allocates nothing per call.
         """
         raise BackendError(ErrorKind.UNSUPPORTED, "this provider does not implement event cancellation")

@@ -260,3 +260,9 @@ def test_validate_event_cancellation(raises_kind: RaisesKind) -> None:
     with raises_kind(ErrorKind.UNSUPPORTED) as info:
         device(HOST).validate_event_cancellation()
     assert "EVENT_CANCELLATION" in info.value.message
+
+
+def test_validate_reports_reserved_bits_then_missing_domain_then_zero_limit() -> None:
+    everything_wrong = device(Capabilities.SECURE_CONTEXTS, max_contexts=0)
+    assert reason_of(everything_wrong) is DeviceInfoErrorKind.RESERVED_CAPABILITIES
+    assert reason_of(device(0, max_contexts=0)) is DeviceInfoErrorKind.MISSING_MEMORY_DOMAIN

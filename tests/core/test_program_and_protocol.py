@@ -102,9 +102,14 @@ def test_accelerator_protocol_has_exactly_the_trait_methods_each_documented() ->
         name for name, member in vars(Accelerator).items() if inspect.isfunction(member) and not name.startswith("_")
     ]
     assert sorted(declared) == sorted(METHODS)
-    for name in METHODS:
-        doc = inspect.getdoc(getattr(Accelerator, name))
-        assert doc and len(doc.splitlines()) >= 1, name
+
+
+@pytest.mark.parametrize("name", METHODS)
+def test_every_method_states_its_four_promises(name: str) -> None:
+    # The seed's four headings: ownership, progress, failure, copies.
+    doc = inspect.getdoc(getattr(Accelerator, name)) or ""
+    for heading in ("Ownership:", "Progress:", "Failure:", "Copies:"):
+        assert heading in doc, f"Accelerator.{name} docstring lacks {heading!r}"
 
 
 def test_accelerator_protocol_is_generic_over_five_handle_types() -> None:
