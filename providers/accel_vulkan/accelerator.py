@@ -451,28 +451,38 @@ class VulkanAccelerator:
 
     # ------------------------------------------------------------------ test control
 
-    def hold(self) -> None:
-        """Close every queue's gate (existing and future): submissions stay host-side, pending and cancellable."""
-        with self._lock:
-            self._held_all = True
-            for queue in self._live["queue"]:
-                queue.gate_closed = True
+    def hold(self, queue: VulkanQueue | None = None) -> None:
+        """Close a gate: one queue's, or (None) every queue's, existing and future.
 
-    def release(self, event: VulkanEvent | None = None) -> None:
-        """Hand one held event to the device; with None, open every gate and hand over all held batches."""
+        While closed, new submissions stay host-side: pending and cancellable.
+        """
         with self._lock:
-            if event is None:
-                self._held_all = False
-                for queue in list(self._live["queue"]):
-                    queue.gate_closed = False
-                    while queue.held:
-                        submission.hand_over(queue.held[0])
-                        queue.held.popleft()
+            if queue is not None:
+                self._check(queue, VulkanQueue, "queue").gate_closed = True
                 return
-            ev = self._check(event, VulkanEvent, "event")
-            if ev.stage is EventStage.HELD:
-                submission.hand_over(ev)
-                ev.queue.held.remove(ev)
+            self._held_all = True
+            for live in self._live["queue"]:
+                live.gate_closed = True
+
+    def release(self, event: VulkanEvent | None = None, *, queue: VulkanQueue | None = None) -> None:
+        """Hand one held event to the device; or open ``queue``'s gate (None: every gate) and hand over its batches."""
+        with self._lock:
+            if event is not None:
+                ev = self._check(event, VulkanEvent, "event")
+                if ev.stage is EventStage.HELD:
+                    submission.hand_over(ev)
+                    ev.queue.held.remove(ev)
+                return
+            if queue is None:
+                self._held_all = False
+                queues = list(self._live["queue"])
+            else:
+                queues = [self._check(queue, VulkanQueue, "queue")]
+            for q in queues:
+                q.gate_closed = False
+                while q.held:
+                    submission.hand_over(q.held[0])
+                    q.held.popleft()
 
     # ------------------------------------------------------------------ teardown
 

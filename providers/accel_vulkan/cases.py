@@ -1,9 +1,246 @@
-"""Vulkan-specific conformance cases (filled in below)."""
+"""Vulkan-specific conformance cases, run after the standard suite (``accel conformance`` and the tests).
+
+- ``vulkan.corpus-kernels``: every corpus kernel's Vulkan package matches its
+  numpy reference (integers bit-exact, floats within the corpus's stated ulp
+  bound) on Host and Device buffers.
+- ``vulkan.spirv-refused-before-driver``: truncated, garbage and bit-flipped
+  modules are refused by the provider's own checks (no native call in the
+  error), and the instance still loads and runs the good module afterwards.
+- ``vulkan.package-contradicts-module``: binding tables, local sizes and entry
+  points that contradict the module → INCOMPATIBLE; an OpenCL module → UNSUPPORTED.
+- ``vulkan.queues-independent``: with one queue's gate held, a second queue
+  of the same context still runs to completion; then the first completes.
+- ``vulkan.validation-clean``: when the factory enabled the validation layer,
+  no instance it built received a message (skipped, with reason, otherwise).
+"""
 
 from __future__ import annotations
 
+import dataclasses
+import random
+from collections.abc import Callable
 from typing import Any
 
+from accelcore import (
+    AccessMode,
+    ArtifactRef,
+    BackendError,
+    BindingRef,
+    BufferDesc,
+    BufferRange,
+    BufferUsage,
+    ErrorKind,
+    EventState,
+    MemoryDomain,
+    MemorySource,
+    TargetIdentity,
+    Timeout,
+)
+from accelcore.conformance.case import CaseContext, ConformanceCase, Session
+from accelcore.corpus import KERNELS, compare, kernel_spec, load_module, load_package, make_case
+from accelcore.package import KernelPackage, ModuleKind, PackageBinding, format_for
+from accelcore.package_codec import parse_package, write_package
 
-def extra_cases(factory: Any) -> list[Any]:
-    return []
+VK = ModuleKind.SPIRV_VULKAN
+RESIDENT = 64 << 20
+_PROGRAM_USAGE = {
+    AccessMode.READ: BufferUsage.PROGRAM_INPUT,
+    AccessMode.WRITE: BufferUsage.PROGRAM_OUTPUT,
+    AccessMode.READ_WRITE: BufferUsage.MUTABLE_STATE,
+}
+REFUSED_KINDS = (ErrorKind.INVALID_ARGUMENT, ErrorKind.UNSUPPORTED, ErrorKind.INCOMPATIBLE)
+
+
+def artifact(raw: bytes, kind: ModuleKind = VK) -> ArtifactRef:
+    return ArtifactRef(format_for(kind), TargetIdentity.any(), MemorySource(raw), RESIDENT)
+
+
+def run_kernel(
+    session: Session, context: Any, queue: Any, kernel: str, elements: int, domain: MemoryDomain, seed: int = 0
+) -> str | None:
+    """Run one corpus kernel; None when every checked slot matches numpy, else what differed."""
+    spec = kernel_spec(kernel)
+    case = make_case(kernel, elements, seed)
+    program = session.load_program(context, artifact(load_package(kernel, VK)))
+    buffers = {}
+    bindings = []
+    for row in spec.bindings:
+        initial = case.initial_bytes(row.slot)
+        usage = BufferUsage.TRANSFER_SOURCE | BufferUsage.TRANSFER_DESTINATION | _PROGRAM_USAGE[row.access]
+        handle = session.allocate_buffer(context, BufferDesc(len(initial), 16, domain, usage)).buffer
+        session.write(handle, initial)
+        buffers[row.slot] = handle
+        bindings.append(BindingRef(row.slot, handle, BufferRange(0, len(initial)), row.access))
+    event = session.submit(queue, program, bindings, Timeout.INFINITE)
+    state = session.wait_terminal(event, what=f"{kernel} event")
+    if state != EventState.COMPLETE:
+        return f"{kernel}: event ended {state}"
+    for slot, expected in case.expected.items():
+        problem = compare(case, slot, session.read(buffers[slot], expected.nbytes))
+        if problem is not None:
+            return f"{kernel} ({domain.name}, n={elements}): {problem}"
+    session.destroy_event(event)
+    for handle in buffers.values():
+        session.free_buffer(handle)
+    session.unload_program(program)
+    return None
+
+
+def _corpus(ctx: CaseContext) -> None:
+    session = ctx.open()
+    context = session.create_context()
+    queue = session.create_queue(context)
+    for domain in (MemoryDomain.HOST, MemoryDomain.DEVICE):
+        if not ctx.info.capabilities.supports_memory_domain(domain):
+            ctx.note(f"{domain.name} domain not offered; kernels not run there")
+            continue
+        for kernel in KERNELS:
+            problem = run_kernel(session, context, queue, kernel, 1000, domain, seed=7)
+            ctx.check(problem is None, problem or "")
+
+
+def _with_module(raw_package: bytes, module: bytes) -> bytes:
+    """The package bytes with its module region replaced by ``module`` (same length)."""
+    return raw_package[: len(raw_package) - len(module)] + module
+
+
+def _expect_refused(ctx: CaseContext, session: Session, context: Any, raw: bytes, what: str) -> bool:
+    """True when refused by the provider's own checks; False when it loaded (then it is unloaded)."""
+    try:
+        program = session.load_program(context, artifact(raw))
+    except BackendError as error:
+        ctx.check(error.kind in REFUSED_KINDS, f"{what}: refused with {error.kind.name}, expected one of "
+                  f"{[k.name for k in REFUSED_KINDS]} ({error.message})")  # fmt: skip
+        ctx.check(
+            error.native_call is None,
+            f"{what}: the refusal came from the driver ({error.native_call}), not from the checks before it",
+        )
+        return True
+    session.unload_program(program)
+    return False
+
+
+def _malformed(ctx: CaseContext) -> None:
+    session = ctx.open()
+    context = session.create_context()
+    good = load_package("conformance", VK)
+    module = parse_package(good).module
+    pkg = parse_package(good)
+    cases = {
+        "garbage words": bytes(random.Random(1).randrange(256) for _ in range(len(module))),
+        "zeroed body": module[:20] + bytes(len(module) - 20),
+        "header only": module[:20],
+        "truncated to half": module[: (len(module) // 8) * 4],
+        "last word dropped": module[:-4],
+    }
+    for what, bad in cases.items():
+        same_size = len(bad) == len(module)
+        raw = _with_module(good, bad) if same_size else write_package(dataclasses.replace(pkg, module=bad))
+        ctx.check(_expect_refused(ctx, session, context, raw, what), f"{what}: the module was accepted")
+    rng = random.Random(20261130)
+    refused = 0
+    flips = 48
+    for _ in range(flips):
+        position = rng.randrange(len(module) * 8)
+        flipped = bytearray(module)
+        flipped[position // 8] ^= 1 << (position % 8)
+        if _expect_refused(ctx, session, context, _with_module(good, bytes(flipped)), f"bit {position} flipped"):
+            refused += 1
+    ctx.note(f"{refused} of {flips} single-bit flips refused before the driver; the rest were still valid modules")
+    queue = session.create_queue(context)
+    problem = run_kernel(session, context, queue, "conformance", 256, MemoryDomain.HOST)
+    ctx.check(problem is None, f"after the refusals the good module no longer runs: {problem}")
+
+
+def _contradictions(ctx: CaseContext) -> None:
+    session = ctx.open()
+    context = session.create_context()
+    pkg = parse_package(load_package("conformance", VK))
+    read_row, write_row = pkg.bindings
+    variants: dict[str, tuple[KernelPackage, ErrorKind]] = {
+        "slot 0 declared WRITE on a readonly binding": (
+            dataclasses.replace(pkg, bindings=(dataclasses.replace(read_row, access=AccessMode.READ_WRITE), write_row)),
+            ErrorKind.INCOMPATIBLE,
+        ),
+        "slot 1 declared READ_WRITE on a writeonly binding": (
+            dataclasses.replace(pkg, bindings=(read_row, dataclasses.replace(write_row, access=AccessMode.READ_WRITE))),
+            ErrorKind.INCOMPATIBLE,
+        ),
+        "binding 1 missing from the table": (
+            dataclasses.replace(pkg, bindings=(read_row,), dispatch=dataclasses.replace(pkg.dispatch, slot=0)),
+            ErrorKind.INCOMPATIBLE,
+        ),
+        "a table row naming binding 5": (
+            dataclasses.replace(pkg, bindings=(read_row, write_row, PackageBinding(2, 5, AccessMode.READ))),
+            ErrorKind.INCOMPATIBLE,
+        ),
+        "local size 32 instead of 64": (dataclasses.replace(pkg, local_size=(32, 1, 1)), ErrorKind.INCOMPATIBLE),
+        "entry point 'mane'": (dataclasses.replace(pkg, entry_point="mane"), ErrorKind.INCOMPATIBLE),
+        "OpenCL SPIR-V in a Vulkan package": (
+            dataclasses.replace(pkg, module=load_module("conformance", ModuleKind.SPIRV_OPENCL)),
+            ErrorKind.UNSUPPORTED,
+        ),
+    }
+    for what, (variant, kind) in variants.items():
+        error = ctx.expect_error(kind, what, session.load_program, context, artifact(write_package(variant)))
+        ctx.check(error.native_call is None, f"{what}: refused by the driver ({error.native_call}), not before it")
+
+
+def _queues(ctx: CaseContext) -> None:
+    session = ctx.open()
+    provider = session.provider
+    context = session.create_context()
+    first = session.create_queue(context)
+    second = session.create_queue(context)
+    program = session.load_program(context)
+    runs = []
+    for _ in range(2):
+        made = session.fixtures(context)
+        runs.append(made)
+    provider.hold(first)
+    try:
+        held = session.submit(first, program, session.bindings(runs[0]), Timeout.INFINITE)
+        free = session.submit(second, program, session.bindings(runs[1]), Timeout.INFINITE)
+        state = session.wait_terminal(free, what="event on the second queue while the first is held")
+        ctx.check(state == EventState.COMPLETE, f"second queue's event ended {state}")
+        ctx.check(session.poll(held) == EventState.PENDING, "the held queue's event left Pending while held")
+        session.check_contents(runs[1], expect="expected", what="second queue")
+        session.check_contents(runs[0], expect="initial", what="held queue before release")
+    finally:
+        provider.release(queue=first)
+    state = session.wait_terminal(held, what="first queue's event after release")
+    ctx.check(state == EventState.COMPLETE, f"first queue's event ended {state}")
+    session.check_contents(runs[0], expect="expected", what="first queue")
+
+
+def _validation_clean(factory: Any) -> Callable[[CaseContext], None]:
+    def run(ctx: CaseContext) -> None:
+        if not getattr(factory, "validation_enabled", False):
+            ctx.skip("the validation layer is off for this run (set ACCEL_VULKAN_VALIDATION=1 to check)")
+        messages = factory.messages
+        ctx.check(
+            not messages,
+            f"{len(messages)} validation message(s) over {factory.instances} instances; first: {messages[:1]}",
+        )
+
+    return run
+
+
+def extra_cases(factory: Any) -> list[ConformanceCase]:
+    """The Vulkan cases; ``vulkan.validation-clean`` reads the messages ``factory`` collected."""
+    return [
+        ConformanceCase("vulkan.corpus-kernels", _corpus, description="corpus kernels match numpy"),
+        ConformanceCase(
+            "vulkan.spirv-refused-before-driver", _malformed, description="malformed / bit-flipped SPIR-V refused"
+        ),
+        ConformanceCase(
+            "vulkan.package-contradicts-module", _contradictions, description="package vs module → INCOMPATIBLE"
+        ),
+        ConformanceCase("vulkan.queues-independent", _queues, description="two queues progress independently"),
+        ConformanceCase(
+            "vulkan.validation-clean",
+            _validation_clean(factory),
+            mandatory=False,
+            description="zero validation-layer messages",
+        ),
+    ]
