@@ -61,6 +61,9 @@ def _load_npy(path: Path, option: str) -> npt.NDArray[np.generic]:
     except (ValueError, OSError, EOFError) as exc:
         raise BindError(option, f"{path}: not a readable .npy array ({exc})", input_file=True) from None
     if not isinstance(array, np.ndarray):
+        close = getattr(array, "close", None)
+        if callable(close):
+            close()  # an .npz archive keeps its file open
         raise BindError(
             option, f"{path}: holds {type(array).__name__}, not one array (.npz is not accepted)", input_file=True
         )
