@@ -64,7 +64,24 @@ def metadata_stable_valid(ctx: CaseContext) -> None:
         ctx.fail(f"device_info() does not validate: {describe_exception(exc)}")
     for attempt in range(3):
         again = session.provider.device_info()
-        ctx.check(again == first, f"device_info() call {attempt + 2} returned {again}, differing from {first}")
+        if again != first:
+            ctx.fail(f"device_info() call {attempt + 2} returned different metadata: {_info_diff(first, again)}")
+
+
+def _info_diff(first: DeviceInfo, again: object) -> str:
+    if not isinstance(again, DeviceInfo):
+        return f"a {type(again).__name__} instead of DeviceInfo"
+    diffs = []
+    for name in ("uuid", "class_", "vendor_id", "device_id"):
+        a, b = getattr(first.identity, name), getattr(again.identity, name)
+        if a != b:
+            diffs.append(f"identity.{name} {a!r} -> {b!r}")
+    if first.capabilities != again.capabilities:
+        diffs.append(f"capabilities {int(first.capabilities):#x} -> {int(again.capabilities):#x}")
+    for name, value in first.limits.as_dict().items():
+        if getattr(again.limits, name) != value:
+            diffs.append(f"limits.{name} {value} -> {getattr(again.limits, name)}")
+    return "; ".join(diffs) or "(unequal but no field differs)"
 
 
 def intent_reserved_flags(ctx: CaseContext) -> None:
@@ -296,12 +313,12 @@ def submission_binding_validation(ctx: CaseContext) -> None:
         ErrorKind.RESOURCE_LIMIT, "submit with an empty binding list", session, rig.queue, rig.program, []
     )
     bindings = rig.bindings()
-    if len(bindings) >= 2:
-        duplicate = [*bindings]
-        second = duplicate[1]
-        duplicate[1] = BindingRef(bindings[0].slot, second.buffer, second.range, second.access)
+    if len(bindings) < session.info.limits.max_bindings_per_submission:
+        duplicate = [*bindings, bindings[0]]  # every slot bound, slot of binding 0 twice
     else:
-        duplicate = [bindings[0], bindings[0]]
+        second = bindings[1] if len(bindings) >= 2 else bindings[0]
+        duplicate = [*bindings]
+        duplicate[-1] = BindingRef(bindings[0].slot, second.buffer, second.range, second.access)
     ctx.expect_submit_rejected(
         ErrorKind.INVALID_ARGUMENT,
         f"submit binding slot {bindings[0].slot} twice",

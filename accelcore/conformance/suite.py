@@ -104,7 +104,8 @@ def _probe(factory: Callable[[], Any]) -> tuple[DeviceInfo | None, str]:
 
 
 def _missing(info: DeviceInfo, requires: Capabilities) -> list[str]:
-    return [bit.name or hex(int(bit)) for bit in Capabilities if requires & bit and not info.capabilities & bit]
+    missing = int(requires) & ~int(info.capabilities)
+    return [Capabilities(1 << i).name or f"bit {i}" for i in range(64) if missing >> i & 1]
 
 
 def _run_case(

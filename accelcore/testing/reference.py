@@ -484,7 +484,7 @@ class ReferenceAccelerator:
         buffers = []
         for binding in bindings:
             buffer = self._check(binding.buffer, RefBuffer)
-            if buffer.context is not q.context:
+            if not self._same_context(buffer.context, q.context):
                 raise BackendError(
                     ErrorKind.INVALID_ARGUMENT,
                     f"slot {binding.slot}: {buffer!r} belongs to another context than {q!r}",
@@ -519,6 +519,10 @@ class ReferenceAccelerator:
                 ErrorKind.RESOURCE_LIMIT, f"max_events_per_context {self._info.limits.max_events_per_context} reached"
             )
         return buffers
+
+    def _same_context(self, a: RefContext, b: RefContext) -> bool:
+        """Whether two objects share a context (a seam for deliberately broken variants)."""
+        return a is b
 
     def _validate_bindings(self, bindings: Sequence[BindingRef[Any]]) -> None:
         """Count and slot uniqueness (a seam for deliberately broken variants)."""
