@@ -71,6 +71,8 @@ _OP_SPEC_CONSTANT = 50
 _OP_SPEC_CONSTANT_COMPOSITE = 51
 _OP_FUNCTION = 54
 _OP_FUNCTION_PARAMETER = 55
+_OP_FUNCTION_END = 56
+_OP_FUNCTION_CALL = 57
 _OP_VARIABLE = 59
 _OP_DECORATE = 71
 _OP_MEMBER_DECORATE = 72
@@ -402,6 +404,7 @@ class _Module:
         self.member_decorations: dict[tuple[int, int], list[tuple[int, array[int]]]] = {}
         self.variables: list[tuple[int, int, int]] = []
         self.functions: dict[int, list[tuple[int, int]]] = {}
+        self.called: set[int] = set()
 
     def check_id(self, value: int, what: str) -> int:
         if not 0 < value < self.bound:
@@ -459,9 +462,19 @@ def _walk(words: array[int]) -> _Module:
         if opcode == _OP_FUNCTION:
             current_function = operands[1]
             module.functions[current_function] = []
-        elif opcode == 56:  # OpFunctionEnd
+        elif opcode == _OP_FUNCTION_END:
+            if current_function is None:
+                raise _bad(f"OpFunctionEnd at word {offset} outside a function")
             current_function = None
         offset += count
+    if current_function is not None:
+        raise _bad(f"module ends inside function {current_function} (no OpFunctionEnd)")
+    for _, target, name, _ in module.entries:
+        if target not in module.functions:
+            raise _bad(f"entry point {name!r} names id {target}, which no OpFunction defines")
+    undefined = sorted(module.called - module.functions.keys())
+    if undefined:
+        raise _bad(f"OpFunctionCall names function id {undefined[0]}, which no OpFunction defines")
     return module
 
 
@@ -475,6 +488,8 @@ def _record(module: _Module, opcode: int, ops: array[int], offset: int, function
         _need(ops, 2, opcode, offset)
         if module.memory_model is not None:
             raise _bad(f"second OpMemoryModel at word {offset}")
+        if function is not None:
+            raise _bad(f"OpMemoryModel at word {offset} inside a function")
         module.memory_model = (ops[0], ops[1])
     elif opcode == _OP_ENTRY_POINT:
         _need(ops, 3, opcode, offset)
@@ -523,6 +538,9 @@ def _record(module: _Module, opcode: int, ops: array[int], offset: int, function
         if function is not None:
             raise _bad(f"OpFunction at word {offset} inside another function")
         module.check_id(ops[1], "function")
+    elif opcode == _OP_FUNCTION_CALL:
+        _need(ops, 3, opcode, offset)
+        module.called.add(ops[2])
     elif opcode == _OP_FUNCTION_PARAMETER:
         _need(ops, 2, opcode, offset)
         if function is None:
@@ -696,6 +714,8 @@ def inspect_spirv(data: bytes) -> SpirvModule:
         flavour = Flavour.VULKAN
     else:
         raise _bad("module declares neither the Shader nor the Kernel capability")
+    if not module.entries and 5 not in caps:
+        raise _bad("module has no OpEntryPoint and does not declare the Linkage capability")
     builtin_size = _workgroup_size_builtin(module)
     entries = []
     for model, target, name, interface in module.entries:
