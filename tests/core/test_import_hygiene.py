@@ -48,7 +48,15 @@ def test_the_probe_does_see_a_driver_binding_when_one_is_imported() -> None:
 
 
 @pytest.mark.parametrize(
-    "module", ["accelcore", "accelcore.package", "accelcore.registry", "accelcore.conformance", "accelcore.ports"]
+    "module",
+    [
+        "accelcore",
+        "accelcore.package",
+        "accelcore.registry",
+        "accelcore.conformance",
+        "accelcore.conformance.suite",
+        "accelcore.testing",
+    ],
 )
 def test_named_module_imports_no_driver_binding(module: str) -> None:
     result = probe(module)
