@@ -483,7 +483,7 @@ def test_capability_helpers() -> None:
     assert "Float64" not in vulkan and "Kernel" not in vulkan and "GroupNonUniformBallot" not in vulkan
     check_capabilities(vulkan_module, vulkan)
     assert missing_capabilities(opencl_module, vulkan) == ("Addresses", "Linkage", "Kernel")
-    with pytest.raises(BackendError, match="capability Addresses .*which lavapipe does not support") as info:
+    with pytest.raises(BackendError, match=r"capability Addresses .*which lavapipe does not support") as info:
         check_capabilities(opencl_module, vulkan, device="lavapipe")
     assert info.value.kind is ErrorKind.UNSUPPORTED
     opencl = opencl_supported_capabilities(["cl_khr_fp64"], images=True)
