@@ -22,6 +22,7 @@ from typing import Any
 
 from accelcore.registry import ENTRY_POINT_GROUP, DeviceEntry, ProviderFamily, ProviderUnavailable, load_families
 
+from .environment import apply_defaults
 from .selector import select_many, select_one
 
 __all__ = ["EXTRA_PROVIDERS_ENV", "PROVIDERS_ENV", "Inventory", "ProviderStatus", "discover", "family_names"]
@@ -120,6 +121,7 @@ def discover(names: Sequence[str] | None = None) -> Inventory:
 
     Never raises for a provider's fault: it becomes an unavailable row.
     """
+    apply_defaults()  # before any family enumerates (RUSTICL_ENABLE)
     extras = _extra_specs()
     chosen = family_names() if names is None else sorted({n.lower() for n in names})
     statuses: list[ProviderStatus] = []
