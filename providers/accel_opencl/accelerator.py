@@ -17,8 +17,6 @@ import time
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-import numpy as np
-
 from accelcore import (
     AcceleratorClass,
     AllocatedBuffer,
@@ -38,7 +36,6 @@ from accelcore import (
     EventState,
     QueueDesc,
     ReleaseRejected,
-    SubmitIndeterminate,
     SubmitRejected,
     Timeout,
     validate_binding_ranges,
@@ -335,8 +332,8 @@ class OpenCLAccelerator:
             native = self._cl.CommandQueue(context.native, self._device)
         context.queues += 1
         self.live.add("command_queues")
-        queue = OpenCLQueue(self._owner, context, native, QueueGates(native, self.hold))
-        return queue
+        gates = QueueGates(self._cl, context.native, native, self.hold, self.live)
+        return OpenCLQueue(self._owner, context, native, gates)
 
     def destroy_queue(self, queue: OpenCLQueue) -> None:
         try:
@@ -441,14 +438,12 @@ class OpenCLAccelerator:
         plan: tuple[int, tuple[int, int, int]],
         deadline_ns: int | None,
     ) -> OpenCLEvent:
-        cl = self._cl
         elements, groups = plan
         package = program.package
         local = package.local_size
         sub_buffers: list[Any] = []
-        gate = None
+        arguments: list[tuple[int, Any]] = []
         try:
-            arguments: list[tuple[int, Any]] = []
             for binding in bindings:
                 row = package.binding_for_slot(binding.slot)
                 assert row is not None
@@ -459,38 +454,29 @@ class OpenCLAccelerator:
                         native = native.get_sub_region(rng.offset, rng.bytes)
                     sub_buffers.append(native)
                 arguments.append((row.native_index, native))
-            with cl_call("clCreateUserEvent", "creating a submission gate"):
-                gate = cl.UserEvent(queue.context.native)
-            global_size = (groups[0] * local[0], groups[1] * local[1], groups[2] * local[2])
-            with program.lock:
-                with cl_call("clSetKernelArg", f"setting the arguments of {package.entry_point!r}"):
-                    for index, value in arguments:
-                        program.kernel.set_arg(index, value)
-                    if package.dispatch.count_argument != NO_COUNT_ARGUMENT:
-                        program.kernel.set_arg(package.dispatch.count_argument, np.uint32(elements))
-                with cl_call("clEnqueueNDRangeKernel", f"enqueueing {package.entry_point!r}"):
-                    kernel_event = cl.enqueue_nd_range_kernel(
-                        queue.native, program.kernel, global_size, local, wait_for=[gate]
-                    )
         except BackendError as error:
-            if gate is not None:
-                try:
-                    gate.set_status(-1)
-                except cl.Error:
-                    pass
             for sub in sub_buffers:
                 sub.release()
             raise SubmitRejected(error) from None
-        buffers = [binding.buffer for binding in bindings]
-        submission = Submission(queue, program, buffers, sub_buffers, gate, kernel_event, deadline_ns)
-        event = self._account_admitted(submission)
+        count = package.dispatch.count_argument
+        submission = Submission(
+            queue,
+            program,
+            [binding.buffer for binding in bindings],
+            sub_buffers,
+            arguments,
+            None if count == NO_COUNT_ARGUMENT else (count, elements),
+            (groups[0] * local[0], groups[1] * local[1], groups[2] * local[2]),
+            local,
+            deadline_ns,
+        )
         try:
-            with cl_call("clFlush", "flushing the queue after admission"):
-                queue.native.flush()
             queue.gates.admit(submission)
         except BackendError as error:
-            raise SubmitIndeterminate(error, event) from None
-        return event
+            for sub in sub_buffers:
+                sub.release()
+            raise SubmitRejected(error) from None
+        return self._account_admitted(submission)
 
     def _account_admitted(self, submission: Submission) -> OpenCLEvent:
         queue = submission.queue
@@ -499,8 +485,6 @@ class OpenCLAccelerator:
         submission.program.in_flight += 1
         for buffer in submission.buffers:
             buffer.in_flight += 1
-        self.live.add("user_events")
-        self.live.add("kernel_events")
         self.live.add("sub_buffers", len(submission.sub_buffers))
         return OpenCLEvent(self._owner, submission)
 
@@ -543,17 +527,23 @@ class OpenCLAccelerator:
         submission.program.in_flight -= 1
         submission.queue.in_flight -= 1
         submission.queue.context.events -= 1
+        if submission.native:
+            self.live.remove("user_events")
+            self.live.remove("kernel_events")
         submission.gate = None
         submission.kernel_event = None
+        submission.arguments = []
         event.live = False
-        self.live.remove("user_events")
-        self.live.remove("kernel_events")
 
     # -- test controls (the conformance hooks call these) --------------------------------
 
-    def hold_submissions(self) -> None:
-        """From now on gates of this instance open only through :meth:`release_held`."""
-        self.hold.on = True
+    def hold_submissions(self, hold: bool = True) -> None:
+        """While held, gates of this instance open only through :meth:`release_held`.
+
+        ``hold_submissions(False)`` returns to the release policy (gates open on the next
+        provider call on each queue or on a driver callback).
+        """
+        self.hold.on = hold
 
     def release_held(self, event: OpenCLEvent) -> None:
         """Open ``event``'s gate now (hold mode); it then runs to completion."""

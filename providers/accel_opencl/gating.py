@@ -1,29 +1,36 @@
-"""Gated submission: every kernel waits on a user event that the provider opens.
+"""Gated submission: every kernel waits on a user event (its gate) that the provider opens.
 
-Release policy (per queue): a submission's gate opens at admission when no
-earlier submission on its queue is *released but not yet started*;
-otherwise it stays closed and opens as soon as that predecessor starts
-running (or ends). So at most one submission per queue is committed but idle
-on the device - it runs back-to-back after the current one - and everything
-behind it stays cancellable. Gates open on:
+Policy, per queue (one in-order CL command queue):
 
-* admission (``submit``),
-* a ``CL_RUNNING`` callback armed on the predecessor (only when a submission
-  actually waits behind one that has not started; pyopencl runs it on a
-  thread of its own),
-* any later provider call on the queue (``poll_event``, ``cancel_event``),
-  which covers a driver that never reports RUNNING for a failed command.
+* At most one submission per queue sits in the native queue behind a
+  *closed* gate, and it is always the newest native command (the *tail*).
+  Later admissions wait, validated and fully prepared, in the provider's own
+  FIFO (*deferred*) and are enqueued natively - behind a fresh closed gate -
+  as soon as the tail's gate opens or the tail ends.
+* The tail's gate opens as soon as the command before it has started
+  running (or ended): so the device always has the next kernel committed and
+  runs back to back, while everything after it stays cancellable.
+* Progress comes from admission, from a ``CL_RUNNING`` callback armed on the
+  command before a waiting tail (only when one is needed; pyopencl runs it on
+  its own thread) and from any later provider call on the queue (poll,
+  cancel), which also covers a driver that never reports RUNNING.
 
-Cancellation completes a closed gate with a negative status (the driver then
-never runs the kernel: proven per device by :mod:`.cancellation`); a released
-gate cannot be taken back, so cancel then loses (BUSY) and the event runs to
-its end. A gated submission whose deadline has passed is failed the same way
-with DEADLINE_EXPIRED. All of this happens under the queue's lock, so
-cancellation, expiry, release and completion reach exactly one terminal
-state. After every gate change the queue is flushed (rusticl only acts on
-a flushed queue).
+Why the tail only: PoCL fails every command already queued behind a command
+whose gate failed (measured 2026-11-30: the successor ends with status -1),
+so a closed gate must never have native successors. A command enqueued
+*after* the failure runs normally on both drivers.
 
-In hold mode (the conformance hook) gates open only through
+Cancellation: a deferred submission is simply dropped (the driver never saw
+it); the gated tail is ended by completing its gate with a negative status
+(the driver never runs it - proven per device, :mod:`.cancellation`); a
+released one cannot be taken back: cancel loses (BUSY) and it runs to its
+end. A deferred or gated submission whose deadline has passed ends
+Failed(DEADLINE_EXPIRED) the same way. Everything happens under the queue's
+lock, so cancellation, expiry, release and completion reach exactly one
+terminal state. After every gate change the queue is flushed (rusticl acts
+only on a flushed queue).
+
+In hold mode (the conformance hook) gates open only on an explicit
 :meth:`QueueGates.release_held`.
 """
 
@@ -35,11 +42,14 @@ import time
 from collections import deque
 from typing import TYPE_CHECKING, Any
 
+import numpy as np
+
 from accelcore import BackendError, ErrorKind, EventState
 
 from .errors import cl_call, error_from_status
 
 if TYPE_CHECKING:
+    from .accounting import LiveObjects
     from .handles import OpenCLBuffer, OpenCLProgram, OpenCLQueue
 
 __all__ = ["HoldSwitch", "Phase", "QueueGates", "Submission"]
@@ -49,8 +59,10 @@ _CL_RUNNING = 1
 
 
 class Phase(enum.Enum):
+    DEFERRED = "deferred"
+    """Admitted, prepared, not yet enqueued natively; cancellation wins."""
     GATED = "gated"
-    """Gate closed: the kernel cannot start; cancellation wins."""
+    """Enqueued behind a closed gate (the queue's tail); cancellation wins."""
     RELEASED = "released"
     """Gate open: the device owns the run; cancellation loses."""
     ENDED = "ended"
@@ -67,17 +79,23 @@ class HoldSwitch:
 
 
 class Submission:
-    """One admitted kernel run: its gate, its kernel event and its recorded state."""
+    """One admitted kernel run: what to enqueue, its gate, its kernel event and its recorded state."""
 
     __slots__ = (
+        "arguments",
         "armed",
         "buffers",
+        "count_argument",
         "deadline_ns",
         "gate",
+        "global_size",
         "kernel_event",
+        "local_size",
         "phase",
+        "previous",
         "program",
         "queue",
+        "release_requested",
         "state",
         "sub_buffers",
     )
@@ -88,75 +106,106 @@ class Submission:
         program: OpenCLProgram,
         buffers: list[OpenCLBuffer],
         sub_buffers: list[Any],
-        gate: Any,
-        kernel_event: Any,
+        arguments: list[tuple[int, Any]],
+        count_argument: tuple[int, int] | None,
+        global_size: tuple[int, int, int],
+        local_size: tuple[int, int, int],
         deadline_ns: int | None,
     ) -> None:
         self.queue = queue
         self.program = program
         self.buffers = buffers
         self.sub_buffers = sub_buffers
-        self.gate = gate
-        self.kernel_event = kernel_event
+        self.arguments = arguments
+        self.count_argument = count_argument
+        self.global_size = global_size
+        self.local_size = local_size
         self.deadline_ns = deadline_ns
-        self.phase = Phase.GATED
+        self.gate: Any = None
+        self.kernel_event: Any = None
+        self.previous: Submission | None = None
+        self.phase = Phase.DEFERRED
         self.state = EventState.PENDING
         self.armed = False
+        self.release_requested = False
+
+    @property
+    def native(self) -> bool:
+        """Whether the driver holds a gate and a kernel command for this submission."""
+        return self.gate is not None
 
     def started(self) -> bool:
         """Whether the driver reports the kernel running or ended (one clGetEventInfo)."""
         return int(self.kernel_event.command_execution_status) <= _CL_RUNNING
 
+    def expired(self, now_ns: int) -> bool:
+        return self.deadline_ns is not None and now_ns >= self.deadline_ns
 
-_DEADLINE_MESSAGE = "the submission's deadline passed while it was still gated; it never ran"
+
+_DEADLINE_MESSAGE = "the submission's deadline passed before it was released to the device; it never ran"
 
 
 class QueueGates:
     """The gate state of one queue (see the module docstring for the policy)."""
 
-    def __init__(self, native_queue: Any, hold: HoldSwitch) -> None:
+    def __init__(self, cl: Any, context: Any, native_queue: Any, hold: HoldSwitch, live: LiveObjects) -> None:
+        self._cl = cl
+        self._context = context
         self._native_queue = native_queue
         self._hold = hold
+        self._live = live
         self._lock = threading.Lock()
-        self._waiting: deque[Submission] = deque()
-        self._last_released: Submission | None = None
+        self._deferred: deque[Submission] = deque()
+        self._tail: Submission | None = None
         self.callbacks_armed = 0
         """How many RUNNING callbacks the policy needed (for measurements)."""
 
     # -- admission and progress -------------------------------------------------
 
     def admit(self, submission: Submission) -> None:
-        """Queue a freshly enqueued (gated) submission and open what the policy allows."""
+        """Take a prepared submission; raise the enqueue error if it failed at admission."""
         with self._lock:
-            self._waiting.append(submission)
+            self._deferred.append(submission)
             self._pump_locked()
+            if submission.phase is Phase.ENDED and not submission.native and submission.state.error is not None:
+                # The driver refused it right now: provably not accepted.
+                raise submission.state.error
 
     def pump(self) -> None:
-        """Open every gate the policy allows now (never waits)."""
+        """Open and enqueue whatever the policy allows now (never waits)."""
         with self._lock:
             self._pump_locked()
 
     def _pump_locked(self) -> None:
-        while self._waiting:
-            head = self._waiting[0]
-            if head.phase is not Phase.GATED:
-                self._waiting.popleft()
+        while True:
+            tail = self._tail
+            if tail is not None and tail.phase is Phase.GATED:
+                if tail.expired(time.monotonic_ns()):
+                    self._end_gated(tail, _deadline_state())
+                    continue
+                if not tail.release_requested:
+                    if self._hold.on:
+                        return
+                    before = tail.previous
+                    if before is not None and before.phase is Phase.RELEASED and not before.started():
+                        if not before.armed:
+                            before.armed = True
+                            self.callbacks_armed += 1
+                            before.kernel_event.set_callback(_CL_RUNNING, self._on_started)
+                        return
+                self._release(tail)
                 continue
-            if head.deadline_ns is not None and time.monotonic_ns() >= head.deadline_ns:
-                self._waiting.popleft()
-                self._end_gated(head, EventState.failed(BackendError(ErrorKind.DEADLINE_EXPIRED, _DEADLINE_MESSAGE)))
+            if not self._deferred:
+                return
+            nxt = self._deferred.popleft()
+            if nxt.phase is not Phase.DEFERRED:
+                continue  # cancelled or expired while deferred
+            if nxt.expired(time.monotonic_ns()):
+                nxt.phase, nxt.state = Phase.ENDED, _deadline_state()
                 continue
-            if self._hold.on:
-                return
-            last = self._last_released
-            if last is not None and last.phase is Phase.RELEASED and not last.started():
-                if not last.armed:
-                    last.armed = True
-                    self.callbacks_armed += 1
-                    last.kernel_event.set_callback(_CL_RUNNING, self._on_started)
-                return
-            self._waiting.popleft()
-            self._release(head)
+            if self._enqueue(nxt):
+                nxt.previous = tail
+                self._tail = nxt
 
     def _on_started(self, _status: Any) -> None:
         # Runs on a pyopencl callback thread: never let an exception escape there.
@@ -165,22 +214,56 @@ class QueueGates:
         except Exception:
             pass
 
+    def _enqueue(self, submission: Submission) -> bool:
+        cl = self._cl
+        program = submission.program
+        gate = None
+        try:
+            with cl_call("clCreateUserEvent", "creating a submission gate"):
+                gate = cl.UserEvent(self._context)
+            with program.lock:
+                kernel = program.kernel
+                with cl_call("clSetKernelArg", f"setting the arguments of {program.package.entry_point!r}"):
+                    for index, value in submission.arguments:
+                        kernel.set_arg(index, value)
+                    if submission.count_argument is not None:
+                        index, count = submission.count_argument
+                        kernel.set_arg(index, np.uint32(count))
+                with cl_call("clEnqueueNDRangeKernel", f"enqueueing {program.package.entry_point!r}"):
+                    event = cl.enqueue_nd_range_kernel(
+                        self._native_queue, kernel, submission.global_size, submission.local_size, wait_for=[gate]
+                    )
+            with cl_call("clFlush", "flushing the queue after an enqueue"):
+                self._native_queue.flush()
+        except BackendError as error:
+            if gate is not None:
+                try:
+                    gate.set_status(-1)
+                except Exception:
+                    pass
+            submission.phase, submission.state = Phase.ENDED, EventState.failed(error)
+            return False
+        submission.gate = gate
+        submission.kernel_event = event
+        submission.phase = Phase.GATED
+        self._live.add("user_events")
+        self._live.add("kernel_events")
+        return True
+
     def _release(self, submission: Submission) -> None:
         try:
             with cl_call("clSetUserEventStatus", "opening a submission gate"):
                 submission.gate.set_status(_CL_COMPLETE)
             submission.phase = Phase.RELEASED
-            self._last_released = submission
             with cl_call("clFlush", "flushing the queue after opening a gate"):
                 self._native_queue.flush()
         except BackendError as error:
-            submission.phase = Phase.ENDED
-            submission.state = EventState.failed(error)
+            if submission.phase is Phase.GATED:
+                submission.phase, submission.state = Phase.ENDED, EventState.failed(error)
 
     def _end_gated(self, submission: Submission, state: EventState) -> None:
         """Complete a closed gate negatively: the kernel never runs; record ``state``."""
-        submission.phase = Phase.ENDED
-        submission.state = state
+        submission.phase, submission.state = Phase.ENDED, state
         try:
             submission.gate.set_status(-1)
             self._native_queue.flush()
@@ -190,27 +273,33 @@ class QueueGates:
     # -- contract calls ------------------------------------------------------------
 
     def poll(self, submission: Submission) -> EventState:
-        """Non-blocking: the recorded terminal state, else one status read."""
+        """Non-blocking: the recorded terminal state, else bounded gate work and one status read."""
         if submission.phase is Phase.ENDED:
             return submission.state
         with self._lock:
-            if submission.phase is Phase.GATED or self._waiting:
-                self._pump_locked()
-            if submission.phase is Phase.RELEASED:
+            self._pump_locked()
+            phase = submission.phase
+            if phase is Phase.RELEASED:
                 status = int(submission.kernel_event.command_execution_status)
                 if status == _CL_COMPLETE:
-                    submission.phase = Phase.ENDED
-                    submission.state = EventState.COMPLETE
+                    submission.phase, submission.state = Phase.ENDED, EventState.COMPLETE
                 elif status < 0:
-                    submission.phase = Phase.ENDED
-                    submission.state = EventState.failed(
-                        error_from_status(status, "clGetEventInfo", "the kernel ended with an error status")
-                    )
+                    error = error_from_status(status, "clGetEventInfo", "the kernel ended with an error status")
+                    submission.phase, submission.state = Phase.ENDED, EventState.failed(error)
+            elif phase is not Phase.ENDED and submission.expired(time.monotonic_ns()):
+                if phase is Phase.GATED:
+                    self._end_gated(submission, _deadline_state())
+                    self._pump_locked()
+                else:
+                    submission.phase, submission.state = Phase.ENDED, _deadline_state()
             return submission.state
 
     def cancel(self, submission: Submission) -> None:
-        """Cancel a gated submission; BUSY when it was already released or ended otherwise."""
+        """Cancel a deferred or gated submission; BUSY when it was released or had ended otherwise."""
         with self._lock:
+            if submission.phase is Phase.DEFERRED:
+                submission.phase, submission.state = Phase.ENDED, EventState.CANCELLED
+                return
             if submission.phase is Phase.GATED:
                 self._end_gated(submission, EventState.CANCELLED)
                 self._pump_locked()
@@ -224,15 +313,21 @@ class QueueGates:
         )
 
     def release_held(self, submission: Submission) -> None:
-        """Hook for the conformance suite: open this gate now, even in hold mode."""
-        with self._lock:
-            if submission.phase is Phase.GATED:
-                try:
-                    self._waiting.remove(submission)
-                except ValueError:
-                    pass
-                self._release(submission)
+        """Conformance hook: open this submission's gate as soon as it is the queue's tail.
 
-    def pending(self) -> int:
+        A deferred submission behind a held tail stays pending until that tail
+        is released or cancelled (the queue runs in order).
+        """
         with self._lock:
-            return len(self._waiting)
+            if submission.phase in (Phase.DEFERRED, Phase.GATED):
+                submission.release_requested = True
+                self._pump_locked()
+
+    def waiting(self) -> int:
+        """Deferred submissions not yet enqueued natively (for measurements)."""
+        with self._lock:
+            return sum(1 for s in self._deferred if s.phase is Phase.DEFERRED)
+
+
+def _deadline_state() -> EventState:
+    return EventState.failed(BackendError(ErrorKind.DEADLINE_EXPIRED, _DEADLINE_MESSAGE))

@@ -1,0 +1,279 @@
+"""Gated submission: validation, the release policy, cancellation, deadlines, terminal stability."""
+
+from __future__ import annotations
+
+import threading
+import time
+from typing import Any
+
+import numpy as np
+import pytest
+
+from accelcore import (
+    AccessMode,
+    BackendError,
+    BindingRef,
+    BufferRange,
+    ContextDesc,
+    ErrorKind,
+    EventState,
+    MemorySource,
+    ReleaseRejected,
+    SubmitRejected,
+    Timeout,
+)
+from accelcore.corpus import SENTINEL
+
+N = 256
+
+
+def _twice_rig(rig: Any, make_package: Any) -> tuple[Any, Any, Any]:
+    program = rig.load(make_package())
+    src = rig.buffer(np.arange(N, dtype=np.uint32), "r")
+    dst = rig.buffer(np.full(N, SENTINEL, np.uint32), "w")
+    return program, src, dst
+
+
+def _out(rig: Any, dst: Any) -> np.ndarray:
+    return np.frombuffer(rig.read(dst), dtype=np.uint32)
+
+
+EXPECTED = np.arange(N, dtype=np.uint32) * 2 + 1
+UNTOUCHED = np.full(N, SENTINEL, np.uint32)
+
+
+def test_submission_completes_and_stays_complete(rig: Any, make_package: Any) -> None:
+    program, src, dst = _twice_rig(rig, make_package)
+    event = rig.submit(program, {0: (src, "r"), 1: (dst, "w")})
+    assert rig.wait(event) == EventState.COMPLETE
+    assert all(rig.accel.poll_event(event) == EventState.COMPLETE for _ in range(5))
+    assert np.array_equal(_out(rig, dst), EXPECTED)
+
+
+def test_cancel_of_a_gated_submission_wins(rig: Any, make_package: Any) -> None:
+    program, src, dst = _twice_rig(rig, make_package)
+    rig.accel.hold_submissions()
+    event = rig.submit(program, {0: (src, "r"), 1: (dst, "w")})
+    assert rig.accel.poll_event(event) == EventState.PENDING  # held: poll returns instead of waiting
+    with pytest.raises(ReleaseRejected) as info:
+        rig.accel.destroy_event(event)
+    assert info.value.resource is event and info.value.kind is ErrorKind.BUSY
+    rig.accel.cancel_event(event)
+    assert rig.accel.poll_event(event) == EventState.CANCELLED
+    rig.accel.cancel_event(event)  # idempotent once cancelled
+    rig.accel.release_held(event)  # too late: the gate already failed
+    time.sleep(0.05)
+    assert rig.accel.poll_event(event) == EventState.CANCELLED
+    assert np.array_equal(_out(rig, dst), UNTOUCHED)
+    status = int(event.submission.kernel_event.command_execution_status)
+    assert status < 0, f"the native kernel event should end in an error status, got {status}"
+
+
+def test_cancel_after_release_is_busy_and_completion_stands(rig: Any, make_package: Any) -> None:
+    program, src, dst = _twice_rig(rig, make_package)
+    rig.accel.hold_submissions()
+    event = rig.submit(program, {0: (src, "r"), 1: (dst, "w")})
+    rig.accel.release_held(event)
+    with pytest.raises(BackendError) as info:
+        rig.accel.cancel_event(event)
+    assert info.value.kind is ErrorKind.BUSY
+    assert rig.wait(event) == EventState.COMPLETE
+    with pytest.raises(BackendError):
+        rig.accel.cancel_event(event)
+    assert rig.accel.poll_event(event) == EventState.COMPLETE
+    assert np.array_equal(_out(rig, dst), EXPECTED)
+
+
+def test_deadline_passing_while_gated_fails_without_running(rig: Any, make_package: Any) -> None:
+    program, src, dst = _twice_rig(rig, make_package)
+    rig.accel.hold_submissions()
+    event = rig.submit(program, {0: (src, "r"), 1: (dst, "w")}, Timeout.after_ns(2_000_000))
+    time.sleep(0.01)
+    state = rig.accel.poll_event(event)
+    assert state.error is not None and state.error.kind is ErrorKind.DEADLINE_EXPIRED
+    rig.accel.release_held(event)
+    time.sleep(0.05)
+    assert rig.accel.poll_event(event) == state
+    assert np.array_equal(_out(rig, dst), UNTOUCHED)
+
+
+def test_cancel_and_release_race_to_exactly_one_terminal_state(rig: Any, make_package: Any) -> None:
+    program, src, dst = _twice_rig(rig, make_package)
+    rig.accel.hold_submissions()
+    outcomes = {"cancelled": 0, "completed": 0}
+    for _ in range(30):
+        rig.accel.write_buffer(dst, 0, MemorySource(UNTOUCHED.tobytes()))
+        event = rig.submit(program, {0: (src, "r"), 1: (dst, "w")})
+        releaser = threading.Thread(target=rig.accel.release_held, args=(event,))
+        releaser.start()
+        try:
+            rig.accel.cancel_event(event)
+            won = True
+        except BackendError as exc:
+            assert exc.kind is ErrorKind.BUSY
+            won = False
+        releaser.join()
+        final = rig.wait(event)
+        if won:
+            assert final == EventState.CANCELLED
+            assert np.array_equal(_out(rig, dst), UNTOUCHED)
+            outcomes["cancelled"] += 1
+        else:
+            assert final == EventState.COMPLETE
+            assert np.array_equal(_out(rig, dst), EXPECTED)
+            outcomes["completed"] += 1
+        rig.accel.destroy_event(event)
+        rig.events.remove(event)
+    assert sum(outcomes.values()) == 30
+
+
+SLOW_SOURCE = """
+__kernel void twice(__global const uint *p, __global uint *out, const uint count) {
+    uint i = (uint)get_global_id(0);
+    if (i >= count) { return; }
+    uint x = i + 1u;
+    uint n = p[0];
+    for (uint k = 0u; k < n; ++k) { x ^= x << 13; x ^= x >> 17; x ^= x << 5; x += k; }
+    out[i] = x;
+}
+"""
+"""A kernel whose run time scales with p[0] (xorshift steps; no closed form for a compiler to find)."""
+
+
+def test_release_policy_nothing_passes_a_submission_that_has_not_started(rig: Any, make_package: Any) -> None:
+    """While the first submission is held, the later ones are neither released nor enqueued;
+    once it is released they follow in order without any explicit release."""
+    program, src, dst = _twice_rig(rig, make_package)
+    outs = [rig.buffer(np.full(N, SENTINEL, np.uint32), "w") for _ in range(2)]
+    rig.accel.hold_submissions()
+    first = rig.submit(program, {0: (src, "r"), 1: (dst, "w")})
+    second, third = (rig.submit(program, {0: (src, "r"), 1: (out, "w")}) for out in outs)
+    assert [e.submission.phase.name for e in (first, second, third)] == ["GATED", "DEFERRED", "DEFERRED"]
+    assert rig.accel.poll_event(third) == EventState.PENDING
+    rig.accel.cancel_event(second)  # deferred: the driver never sees it
+    rig.accel.hold_submissions(False)
+    rig.accel.release_held(first)
+    assert rig.wait(third) == EventState.COMPLETE  # released by the policy, driven by polling
+    assert rig.wait(first) == EventState.COMPLETE
+    assert rig.accel.poll_event(second) == EventState.CANCELLED
+    assert np.array_equal(_out(rig, dst), EXPECTED) and np.array_equal(_out(rig, outs[1]), EXPECTED)
+    assert np.array_equal(_out(rig, outs[0]), UNTOUCHED)
+
+
+def test_cancelling_inside_a_burst_has_one_truthful_outcome_each(rig: Any, make_package: Any) -> None:
+    """Four slow submissions back to back, then cancel the last two: each cancel either wins
+    (Cancelled, output untouched) or loses with BUSY (Complete, output written)."""
+    program = rig.load(make_package(source=SLOW_SOURCE))
+    params = rig.buffer(np.array([1 << 18], np.uint32), "r")
+    outs = [rig.buffer(np.full(64, SENTINEL, np.uint32), "w") for _ in range(4)]
+    events = [rig.submit(program, {0: (params, "r"), 1: (out, "w")}) for out in outs]
+    assert events[0].submission.phase.name == "RELEASED"  # an idle queue releases at admission
+    won = []
+    for event in events[2:]:
+        try:
+            rig.accel.cancel_event(event)
+            won.append(True)
+        except BackendError as exc:
+            assert exc.kind is ErrorKind.BUSY
+            won.append(False)
+    assert rig.wait(events[0]) == EventState.COMPLETE and rig.wait(events[1]) == EventState.COMPLETE
+    reference = rig.read(outs[0])
+    assert rig.read(outs[1]) == reference != UNTOUCHED[:64].tobytes()
+    for event, out, cancelled in zip(events[2:], outs[2:], won, strict=True):
+        if cancelled:
+            assert rig.wait(event) == EventState.CANCELLED and rig.read(out) == UNTOUCHED[:64].tobytes()
+        else:
+            assert rig.wait(event) == EventState.COMPLETE and rig.read(out) == reference
+    again = rig.submit(program, {0: (params, "r"), 1: (outs[3], "w")})  # the queue keeps working
+    assert rig.wait(again) == EventState.COMPLETE and rig.read(outs[3]) == reference
+
+
+def test_a_gated_successor_runs_after_a_cancelled_predecessor(rig: Any, make_package: Any) -> None:
+    program, src, dst = _twice_rig(rig, make_package)
+    other = rig.buffer(np.full(N, SENTINEL, np.uint32), "w")
+    rig.accel.hold_submissions()
+    first = rig.submit(program, {0: (src, "r"), 1: (dst, "w")})
+    second = rig.submit(program, {0: (src, "r"), 1: (other, "w")})
+    rig.accel.cancel_event(first)
+    rig.accel.release_held(second)
+    assert rig.wait(second) == EventState.COMPLETE
+    assert np.array_equal(_out(rig, other), EXPECTED) and np.array_equal(_out(rig, dst), UNTOUCHED)
+
+
+def test_partial_ranges_bind_sub_buffers_and_size_the_grid(rig: Any, make_package: Any) -> None:
+    program, src, dst = _twice_rig(rig, make_package)
+    align = rig.accel.memory.base_alignment
+    start = align if align < N * 4 else 0
+    length = N * 4 - start - 4 * 16
+    bindings = [
+        BindingRef(0, src, BufferRange(start, length), AccessMode.READ),
+        BindingRef(1, dst, BufferRange(start, length), AccessMode.WRITE),
+    ]
+    event = rig.accel.submit(rig.queue, program, bindings, Timeout.INFINITE)
+    rig.events.append(event)
+    assert rig.wait(event) == EventState.COMPLETE
+    got = _out(rig, dst)
+    first, count = start // 4, length // 4
+    assert np.array_equal(got[first : first + count], np.arange(first, first + count, dtype=np.uint32) * 2 + 1)
+    assert np.array_equal(got[:first], UNTOUCHED[:first]) and np.array_equal(
+        got[first + count :], UNTOUCHED[first + count :]
+    )
+
+
+def test_submission_validation(rig: Any, make_package: Any) -> None:
+    program, src, dst = _twice_rig(rig, make_package)
+    whole = BufferRange(0, N * 4)
+
+    def rejected(bindings: list[Any]) -> ErrorKind:
+        with pytest.raises(SubmitRejected) as info:
+            rig.accel.submit(rig.queue, program, bindings, Timeout.INFINITE)
+        return info.value.error.kind
+
+    r, w = AccessMode.READ, AccessMode.WRITE
+    assert rejected([]) is ErrorKind.RESOURCE_LIMIT
+    assert rejected([BindingRef(0, src, whole, r), BindingRef(0, dst, whole, w)]) is ErrorKind.INVALID_ARGUMENT
+    assert rejected([BindingRef(0, src, BufferRange(4, N * 4), r), BindingRef(1, dst, whole, w)]) is (
+        ErrorKind.OUT_OF_BOUNDS
+    )
+    assert rejected([BindingRef(0, src, whole, r)]) is ErrorKind.INCOMPATIBLE  # slot 1 missing
+    assert rejected([BindingRef(0, src, whole, r), BindingRef(1, dst, whole, w), BindingRef(2, dst, whole, w)]) is (
+        ErrorKind.INCOMPATIBLE  # slot 2 is not in the package
+    )
+    assert rejected([BindingRef(0, src, whole, w), BindingRef(1, dst, whole, w)]) is ErrorKind.PERMISSION_DENIED
+    if rig.accel.memory.base_alignment > 4:
+        misaligned = BufferRange(4, N * 4 - 4)
+        assert rejected([BindingRef(0, src, misaligned, r), BindingRef(1, dst, misaligned, w)]) is (
+            ErrorKind.INCOMPATIBLE
+        )
+    other_ctx = rig.accel.create_context(ContextDesc())
+    try:
+        from accelcore import BufferDesc
+
+        foreign = rig.accel.allocate_buffer(other_ctx, BufferDesc(N * 4, 16, rig.domain, dst.info.desc.usage)).buffer
+        assert rejected([BindingRef(0, src, whole, r), BindingRef(1, foreign, whole, w)]) is ErrorKind.INVALID_ARGUMENT
+        rig.accel.free_buffer(foreign)
+    finally:
+        rig.accel.destroy_context(other_ctx)
+    assert rig.accel.live_resources()["user_events"] == 0
+
+
+def test_event_resources_are_released_with_the_event(rig: Any, make_package: Any) -> None:
+    program, src, dst = _twice_rig(rig, make_package)
+    align = rig.accel.memory.base_alignment
+    event = rig.accel.submit(
+        rig.queue,
+        program,
+        [
+            BindingRef(0, src, BufferRange(0, align), AccessMode.READ),
+            BindingRef(1, dst, BufferRange(0, align), AccessMode.WRITE),
+        ],
+        Timeout.INFINITE,
+    )
+    live = rig.accel.live_resources()
+    assert live["user_events"] == 1 and live["kernel_events"] == 1 and live["sub_buffers"] == 2
+    with pytest.raises(ReleaseRejected):
+        rig.accel.free_buffer(src)  # still bound to a live event
+    assert rig.wait(event) == EventState.COMPLETE
+    rig.accel.destroy_event(event)
+    live = rig.accel.live_resources()
+    assert live["user_events"] == 0 and live["kernel_events"] == 0 and live["sub_buffers"] == 0
