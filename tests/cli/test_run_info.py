@@ -214,3 +214,11 @@ def test_run_usage(runner: CliRunner, ref_env, files: Path) -> None:
     assert result.exit_code == 2 and "ACCEL_DEVICE is not set" in result.stderr
     result = runner.invoke(main, ["run", "a", "b", "c"])
     assert result.exit_code == 2 and "[DEVICE] ARTIFACT" in result.stderr
+
+
+def test_run_deadline_is_a_failed_run(runner: CliRunner, ref_env, files: Path) -> None:
+    binds = ["--bind", f"0={files / 'a.npy'}", "--bind", f"1={files / 'b.npy'}", "--bind", f"2={files / 'o.npy'}"]
+    result = runner.invoke(main, ["run", "reference:0", str(files / "add.acrp"), *binds, "--timeout", "1ns", "--json"])
+    assert result.exit_code == 1, result.output
+    error = json.loads(result.stdout)["error"]
+    assert error["backend_error"] == "DEADLINE_EXPIRED"

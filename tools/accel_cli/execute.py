@@ -1,12 +1,15 @@
-"""Run one artifact once on one provider instance, and time each phase.
+"""Run one artifact once on one provider instance through the command engine, and time each phase.
 
-Promise: creates one context, one buffer per bound slot, the program and one
-queue; writes the inputs, submits once, polls (never blocking inside a poll,
-sleeping between polls) until the event is terminal, reads back the slots to
-save, and releases everything child-before-parent whatever happened. Only
-``write_buffer``/``read_buffer`` move bytes. Failure: :class:`RunFailure`
-naming the phase (allocate, load, write, submit, execute, read) and the
-BackendError; a Failed or Cancelled event is a RunFailure of phase execute.
+Promise: a :class:`~accelcore.engine.CommandEngine` over the instance makes
+every host-side check (IDs, usage vs access, limits, ranges) before the
+provider is called. One context, one buffer per bound slot, the program and
+one queue are created; the inputs are written, one submission is admitted
+and waited for (the engine sleeps between polls), the slots to save are read
+back, and ``engine.reset()`` releases everything child-before-parent whatever
+happened. Only ``write_buffer``/``read_buffer`` move bytes. Failure:
+:class:`RunFailure` naming the phase (device_info, allocate, load, write,
+submit, execute, read) and the BackendError; a Failed or Cancelled event is a
+RunFailure of phase execute.
 """
 
 from __future__ import annotations
@@ -19,13 +22,14 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from accelcore.buffers import BufferDesc, BufferRange
-from accelcore.device import ContextDesc, DeviceInfo, QueueDesc
-from accelcore.errors import BackendError, ErrorKind, ReleaseFailure, SubmitFailure, SubmitIndeterminate
+from accelcore.buffers import BufferDesc
+from accelcore.device import DeviceInfo
+from accelcore.engine import CommandEngine, ResourcePolicy
+from accelcore.errors import BackendError, DeviceInfoError, ErrorKind, SubmitFailure, SubmitIndeterminate
 from accelcore.flags import AccessMode, BufferUsage, MemoryDomain
-from accelcore.ports import MemorySink, MemorySource
+from accelcore.ports import MemorySource
 from accelcore.program import ArtifactRef
-from accelcore.submission import BindingRef, EventStatus, Timeout
+from accelcore.submission import EventStatus, Timeout
 
 from .artifacts import Artifact
 from .bindings import BoundSlot
@@ -58,6 +62,8 @@ class RunResult:
     outputs: dict[int, npt.NDArray[np.generic]] = field(default_factory=dict)
     domain: MemoryDomain = MemoryDomain.DEVICE
     final_state: str = ""
+    quarantined: int = 0
+    """Objects the engine could not prove released at the end (the instance is then discarded)."""
 
 
 def choose_domain(info: DeviceInfo, requested: MemoryDomain | None) -> MemoryDomain:
@@ -95,58 +101,58 @@ def run_once(
     resident_bytes: int = 64 << 20,
     wait_limit_s: float | None = None,
 ) -> RunResult:
-    """See the module docstring. ``wait_limit_s`` bounds the host's wait when ``timeout`` is infinite."""
+    """See the module docstring. ``wait_limit_s`` bounds how long the host waits for the event."""
     result = RunResult()
-    info: DeviceInfo = _phase("device_info", provider.device_info)
+    try:
+        engine: CommandEngine[Any, Any, Any, Any, Any] = CommandEngine(
+            provider, ResourcePolicy(max_resident_bytes=resident_bytes)
+        )
+    except DeviceInfoError as exc:
+        raise RunFailure("device_info", f"invalid device metadata: {exc}") from exc
+    except BackendError as exc:
+        raise RunFailure("device_info", str(exc), exc) from exc
+    info = engine.info
     result.domain = chosen = _phase("allocate", choose_domain, info, domain)
-    created: list[tuple[str, Any]] = []
     try:
         started = time.perf_counter()
-        context = _phase("context", provider.create_context, ContextDesc())
-        created.append(("context", context))
-        buffers: dict[int, Any] = {}
+        context = _phase("context", engine.create_context)
+        buffers: dict[int, int] = {}
         for slot in slots:
             usage = _PROGRAM_USAGE[slot.access] | BufferUsage.TRANSFER_SOURCE | BufferUsage.TRANSFER_DESTINATION
-            desc = BufferDesc(slot.nbytes, BUFFER_ALIGNMENT, chosen, usage)
-            _phase("allocate", info.validate_buffer_desc, desc)
-            allocated = _phase("allocate", provider.allocate_buffer, context, desc)
-            created.append(("buffer", allocated.buffer))
-            _phase("allocate", info.validate_buffer_info, desc, allocated.info)
-            buffers[slot.slot] = allocated.buffer
+            desc = _phase("allocate", BufferDesc, slot.nbytes, BUFFER_ALIGNMENT, chosen, usage)
+            buffers[slot.slot] = _phase("allocate", engine.allocate_buffer, context, desc)
         result.timings["allocate_s"] = time.perf_counter() - started
 
         started = time.perf_counter()
         ref = ArtifactRef(artifact.format, artifact.target, MemorySource(artifact.payload), resident_bytes)
-        program = _phase("load", provider.load_program, context, ref)
-        created.append(("program", program))
-        queue = _phase("queue", provider.create_queue, context, QueueDesc())
-        created.append(("queue", queue))
+        program = _phase("load", engine.load_program, context, ref)
+        queue = _phase("queue", engine.create_queue, context)
         result.timings["load_s"] = time.perf_counter() - started
 
         started = time.perf_counter()
         for slot in slots:
-            _phase(
-                "write",
-                provider.write_buffer,
-                buffers[slot.slot],
-                0,
-                MemorySource(slot.array.view(np.uint8).reshape(-1)),
-            )
+            source = MemorySource(slot.array.view(np.uint8).reshape(-1))
+            _phase("write", engine.write_buffer, buffers[slot.slot], 0, source)
         result.timings["transfer_in_s"] = time.perf_counter() - started
 
-        bindings = [BindingRef(s.slot, buffers[s.slot], BufferRange(0, s.nbytes), s.access) for s in slots]
+        bindings = [(s.slot, buffers[s.slot], None, s.access) for s in slots]
         started = time.perf_counter()
         try:
-            event = provider.submit(queue, program, bindings, timeout)
+            event = engine.submit(queue, program, bindings, timeout)
         except SubmitIndeterminate as exc:
-            created.append(("event", exc.event))
             raise RunFailure("submit", f"acceptance unknown: {exc.error}", exc.error) from exc
         except SubmitFailure as exc:
             raise RunFailure("submit", str(exc), exc.error) from exc
         except BackendError as exc:
             raise RunFailure("submit", str(exc), exc) from exc
-        created.append(("event", event))
-        state = _wait(provider, event, wait_limit_s)
+        try:
+            state = engine.wait(event, wait_limit_s)
+        except BackendError as exc:
+            if exc.kind is ErrorKind.DEADLINE_EXPIRED:
+                raise RunFailure(
+                    "execute", f"still pending after {wait_limit_s:g} s (the host stopped waiting)"
+                ) from exc
+            raise RunFailure("execute", str(exc), exc) from exc
         result.timings["execute_s"] = time.perf_counter() - started
         result.final_state = str(state)
         if state.status is EventStatus.FAILED:
@@ -160,45 +166,9 @@ def run_once(
             if slot.out is None:
                 continue
             data = bytearray(slot.nbytes)
-            _phase("read", provider.read_buffer, buffers[slot.slot], 0, MemorySink(data))
+            _phase("read", engine.read_buffer_into, buffers[slot.slot], 0, data)
             result.outputs[slot.slot] = np.frombuffer(bytes(data), dtype=slot.array.dtype).reshape(slot.array.shape)
         result.timings["transfer_out_s"] = time.perf_counter() - started
     finally:
-        _release(provider, created)
+        result.quarantined = len(engine.reset())
     return result
-
-
-def _wait(provider: Any, event: Any, limit_s: float | None) -> Any:
-    deadline = None if limit_s is None else time.monotonic() + limit_s
-    delay = 0.0001
-    while True:
-        state = _phase("execute", provider.poll_event, event)
-        if state.is_terminal:
-            return state
-        if deadline is not None and time.monotonic() > deadline:
-            raise RunFailure("execute", f"still pending after {limit_s:g} s (the host stopped waiting)")
-        time.sleep(delay)
-        delay = min(delay * 2, 0.01)
-
-
-def _release(provider: Any, created: list[tuple[str, Any]]) -> None:
-    calls = {
-        "event": provider.destroy_event,
-        "queue": provider.destroy_queue,
-        "program": provider.unload_program,
-        "buffer": provider.free_buffer,
-        "context": provider.destroy_context,
-    }
-    for kind in ("event", "queue", "program", "buffer", "context"):
-        for entry_kind, handle in reversed(created):
-            if entry_kind != kind:
-                continue
-            if kind == "event":
-                try:
-                    _wait(provider, handle, 30.0)
-                except RunFailure:
-                    return  # a pending event keeps its resources alive: leave the instance to be discarded
-            try:
-                calls[kind](handle)
-            except ReleaseFailure:
-                return  # nothing more can be proven; the instance is discarded by the caller

@@ -52,6 +52,8 @@ def _failure(exc: RunFailure) -> CliFailure:
     kind = exc.error.kind.name if exc.error is not None else None
     if exc.phase == "execute" and (exc.error is None or exc.error.kind is not ErrorKind.DEVICE_LOST):
         return KernelFailed(str(exc), error_kind=kind)
+    if exc.error is not None and exc.error.kind is ErrorKind.DEADLINE_EXPIRED:
+        return KernelFailed(f"--timeout: {exc}", argument="--timeout", error_kind=kind)
     if exc.phase in ("load", "submit") and exc.error is not None and exc.error.kind in _INPUT_KINDS:
         return InputRejected(
             f"the device refused the artifact or bindings: {exc}", argument="ARTIFACT", error_kind=kind
@@ -106,7 +108,7 @@ def run(
     the kernel declares needs a --bind. Reports the time spent allocating,
     loading, transferring in, executing and transferring out.
 
-    Exit status: 0 ran, 1 the kernel ended Failed/Cancelled, 2 bad option
+    Exit status: 0 ran, 1 the kernel ended Failed/Cancelled or missed --timeout, 2 bad option
     (bad --bind, missing slot, bad selector), 3 a file was refused (artifact,
     .npy), 4 the device failed.
     """
