@@ -19,7 +19,7 @@ PROVIDER = "vulkan"
 def vk() -> Any:
     """The imported ``vulkan`` module (raises ProviderUnavailable when it cannot be loaded)."""
     try:
-        import vulkan
+        import vulkan  # type: ignore[import-untyped]
     except ImportError as exc:
         raise ProviderUnavailable(
             PROVIDER, f"the 'vulkan' binding is not installed ({exc}); pip install 'accelcore[vulkan]'"

@@ -79,6 +79,7 @@ class VulkanAccelerator:
         map_device_domain: bool = True,
     ) -> None:
         self._lock = threading.RLock()
+        self._token = object()
         self._ledger = Ledger()
         self._map_device_domain = map_device_domain
         self._contexts: list[VulkanContext] = []
@@ -116,10 +117,11 @@ class VulkanAccelerator:
             raise BackendError(
                 ErrorKind.INVALID_ARGUMENT, f"{what} must be a {kind.__name__}, got {type(handle).__name__}"
             )
-        if handle.state is not HandleState.LIVE:
+        record: Any = handle
+        if record.state is not HandleState.LIVE:
             raise BackendError(ErrorKind.INVALID_ARGUMENT, f"{what} was already released")
-        owner = handle.owner if isinstance(handle, VulkanContext) else self._context_of(handle).owner
-        if owner != id(self):
+        owner = record.owner if isinstance(record, VulkanContext) else self._context_of(record).owner
+        if owner is not self._token:
             raise BackendError(ErrorKind.INVALID_ARGUMENT, f"{what} belongs to another provider instance")
         if self._instance.closed:
             raise BackendError(ErrorKind.INVALID_ARGUMENT, "this provider instance was closed")
@@ -172,7 +174,7 @@ class VulkanAccelerator:
                 raise BackendError(
                     ErrorKind.RESOURCE_LIMIT, f"{live} contexts are live; max_contexts is {MAX_CONTEXTS}"
                 )
-            created = context_ops.create(id(self), self._physical, self.description, self._ledger)
+            created = context_ops.create(self._token, self._physical, self.description, self._ledger)
             self._contexts.append(created)
             return created
 

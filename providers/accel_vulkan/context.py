@@ -51,7 +51,7 @@ def _features(description: PhysicalDescription) -> tuple[Any, Any, Any]:
     return f11, f12, base
 
 
-def create(owner: int, physical: Any, description: PhysicalDescription, ledger: Ledger) -> VulkanContext:
+def create(owner: object, physical: Any, description: PhysicalDescription, ledger: Ledger) -> VulkanContext:
     binding = vk()
     assert description.compute_family is not None
     count = max(1, min(description.compute_queue_count, MAX_NATIVE_QUEUES))

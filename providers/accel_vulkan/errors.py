@@ -55,7 +55,7 @@ _BY_CODE = {code: (name, kind) for name, (code, kind) in _RESULTS.items()}
 
 def _class_name_to_result(class_name: str) -> str:
     """``VkErrorOutOfPoolMemory`` → ``VK_ERROR_OUT_OF_POOL_MEMORY``."""
-    out = []
+    out: list[str] = []
     for ch in class_name:
         if ch.isupper() and out:
             out.append("_")

@@ -26,7 +26,8 @@ class HandleState(enum.Enum):
 class VulkanContext:
     """A context: one ``VkDevice`` with its queues, pools and staging (see :mod:`accel_vulkan.context`)."""
 
-    owner: int
+    owner: object
+    """The owning provider instance's private token."""
     device: Any
     native_queues: list[Any]
     queue_family: int

@@ -107,6 +107,22 @@ def _choose_compute_family(families: list[Any]) -> tuple[int | None, int]:
     return index, int(family.queueCount)
 
 
+def baseline_problems(api_version: int, timeline_semaphore: bool, has_compute: bool, has_memory: bool) -> list[str]:
+    """Why a device with these answers is below the provider's baseline (empty: it is offered)."""
+    reasons = []
+    if api_version < BASELINE:
+        reasons.append(
+            f"reports Vulkan {version_text(api_version)}, below the 1.2 baseline (timeline semaphores are core in 1.2)"
+        )
+    elif not timeline_semaphore:
+        reasons.append("does not support timelineSemaphore (needed to track completion per queue)")
+    if not has_compute:
+        reasons.append("has no queue family with VK_QUEUE_COMPUTE_BIT")
+    if not has_memory:
+        reasons.append("reports no memory types")
+    return reasons
+
+
 def describe(index: int, physical: Any) -> PhysicalDescription:
     """Read everything the provider needs from one physical device (no device is created)."""
     binding = vk()
@@ -158,17 +174,7 @@ def describe(index: int, physical: Any) -> PhysicalDescription:
     )
     families = list(native("vkGetPhysicalDeviceQueueFamilyProperties", physical))
     family, queue_count = _choose_compute_family(families)
-    reasons = []
-    if api < BASELINE:
-        reasons.append(
-            f"reports Vulkan {version_text(api)}, below the 1.2 baseline (timeline semaphores are core in 1.2)"
-        )
-    elif not timeline:
-        reasons.append("does not support timelineSemaphore (needed to track completion per queue)")
-    if family is None:
-        reasons.append("has no queue family with VK_QUEUE_COMPUTE_BIT")
-    if not types:
-        reasons.append("reports no memory types")
+    reasons = baseline_problems(api, timeline, family is not None, bool(types))
     return PhysicalDescription(
         index=index,
         name=name,

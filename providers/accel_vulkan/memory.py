@@ -28,7 +28,7 @@ from .instance import MemoryType, PhysicalDescription
 def buffer_usage_flags() -> int:
     """Every buffer may be bound as a storage buffer and be a copy source/destination (staging)."""
     binding = vk()
-    return (
+    return int(
         binding.VK_BUFFER_USAGE_STORAGE_BUFFER_BIT
         | binding.VK_BUFFER_USAGE_TRANSFER_SRC_BIT
         | binding.VK_BUFFER_USAGE_TRANSFER_DST_BIT

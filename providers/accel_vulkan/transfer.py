@@ -239,8 +239,9 @@ def _staging(context: VulkanContext, description: PhysicalDescription, ledger: L
     except BaseException:
         _destroy(context, made, ledger)
         raise
-    context.staging = Staging(buffer, memory, mapping, memoryview(mapping).cast("B"), command_buffer, fence)
-    return context.staging
+    made_staging = Staging(buffer, memory, mapping, memoryview(mapping).cast("B"), command_buffer, fence)
+    context.staging = made_staging
+    return made_staging
 
 
 def _destroy(context: VulkanContext, made: list[tuple[str, Any]], ledger: Ledger) -> None:

@@ -1,0 +1,215 @@
+"""Vulkan provider tests: parametrized over every Vulkan device found, validation layer on.
+
+Every instance a test makes runs with ``VK_LAYER_KHRONOS_validation`` and a
+debug-utils messenger; a test fails if the layer reported anything or if a
+native object is still live at teardown. Narrow the devices with
+``ACCEL_DEVICES``, a comma list of globs over ids such as ``vulkan:0-llvmpipe``.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import os
+import re
+import time
+from collections.abc import Callable, Iterator
+from contextlib import AbstractContextManager, contextmanager
+from typing import Any
+
+import pytest
+
+os.environ.setdefault("XDG_RUNTIME_DIR", "/tmp")
+
+from accelcore import (
+    AccessMode,
+    ArtifactRef,
+    BackendError,
+    BindingRef,
+    BufferDesc,
+    BufferRange,
+    BufferUsage,
+    ContextDesc,
+    ErrorKind,
+    EventState,
+    MemoryDomain,
+    MemorySink,
+    MemorySource,
+    QueueDesc,
+    TargetIdentity,
+    Timeout,
+)
+from accelcore.package import ModuleKind, format_for
+from accelcore.registry import DeviceEntry, ProviderUnavailable
+
+TRANSFER = BufferUsage.TRANSFER_SOURCE | BufferUsage.TRANSFER_DESTINATION
+PROGRAM_USAGE = {
+    AccessMode.READ: BufferUsage.PROGRAM_INPUT,
+    AccessMode.WRITE: BufferUsage.PROGRAM_OUTPUT,
+    AccessMode.READ_WRITE: BufferUsage.MUTABLE_STATE,
+}
+VK = ModuleKind.SPIRV_VULKAN
+
+
+def device_id(entry: DeviceEntry) -> str:
+    words = re.findall(r"[a-z0-9]+", entry.name.lower())
+    return f"{entry.device_id}-{words[0] if words else 'device'}"
+
+
+def _entries() -> tuple[list[Any], list[str]]:
+    from accel_vulkan import provider_family
+
+    try:
+        entries = list(provider_family.discover())
+    except ProviderUnavailable as exc:
+        return [pytest.param(None, marks=pytest.mark.skip(reason=f"Vulkan unavailable: {exc.reason}"))], ["none"]
+    ids = [device_id(e) for e in entries]
+    wanted = [p.strip() for p in os.environ.get("ACCEL_DEVICES", "").split(",") if p.strip()]
+    if wanted:
+        keep = [i for i, name in enumerate(ids) if any(fnmatch.fnmatch(name, w) for w in wanted)]
+        entries = [entries[i] for i in keep]
+        ids = [ids[i] for i in keep]
+    if not entries:
+        reason = "no Vulkan device found" + (f" matching ACCEL_DEVICES={wanted}" if wanted else "")
+        return [pytest.param(None, marks=pytest.mark.skip(reason=reason))], ["none"]
+    return entries, ids
+
+
+ENTRIES, ENTRY_IDS = _entries()
+
+
+def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
+    if "entry" in metafunc.fixturenames:
+        metafunc.parametrize("entry", ENTRIES, ids=ENTRY_IDS, scope="module")
+
+
+def assert_clean(instance: Any) -> None:
+    """No validation message and no live native object."""
+    messages = instance.validation_messages
+    assert not messages, f"{len(messages)} validation message(s); first: {messages[0]}"
+    live = {k: v for k, v in instance.live_resources().items() if v}
+    assert not live, f"live native objects left: {live}"
+
+
+@pytest.fixture
+def make_accel(entry: DeviceEntry) -> Iterator[Callable[..., Any]]:
+    """``make_accel(**options)``: fresh validated instances; each is checked clean and closed at teardown."""
+    from accel_vulkan import provider_family
+
+    made: list[Any] = []
+
+    def factory(**options: Any) -> Any:
+        instance = provider_family.open(entry, validation=True, **options)
+        made.append(instance)
+        return instance
+
+    yield factory
+    try:
+        for instance in made:
+            assert_clean(instance)
+    finally:
+        for instance in made:
+            instance.close()
+    for instance in made:
+        messages = instance.validation_messages
+        assert not messages, f"validation message(s) during teardown; first: {messages[0]}"
+
+
+@pytest.fixture
+def accel(make_accel: Callable[..., Any]) -> Any:
+    return make_accel()
+
+
+@contextmanager
+def _raises_kind(kind: ErrorKind) -> Iterator[pytest.ExceptionInfo[BackendError]]:
+    with pytest.raises(BackendError) as info:
+        yield info
+    assert info.value.kind is kind, f"expected {kind.name}, got {info.value}"
+
+
+@pytest.fixture
+def raises_kind() -> Callable[[ErrorKind], AbstractContextManager[pytest.ExceptionInfo[BackendError]]]:
+    return _raises_kind
+
+
+def artifact(raw: bytes, kind: ModuleKind = VK, resident_bytes: int = 64 << 20) -> ArtifactRef:
+    return ArtifactRef(format_for(kind), TargetIdentity.any(), MemorySource(raw), resident_bytes)
+
+
+class Rig:
+    """A context and queue on one instance, with helpers; ``close()`` releases all it made, child first."""
+
+    def __init__(self, accel: Any, domain: MemoryDomain = MemoryDomain.HOST) -> None:
+        self.accel = accel
+        self.domain = domain
+        self.context = accel.create_context(ContextDesc())
+        self.queue = accel.create_queue(self.context, QueueDesc())
+        self.queues = [self.queue]
+        self.buffers: list[Any] = []
+        self.programs: list[Any] = []
+        self.events: list[Any] = []
+
+    def buffer(self, data: bytes, access: AccessMode = AccessMode.READ, domain: MemoryDomain | None = None) -> Any:
+        desc = BufferDesc(len(data), 16, domain or self.domain, TRANSFER | PROGRAM_USAGE[access])
+        handle = self.accel.allocate_buffer(self.context, desc).buffer
+        self.accel.write_buffer(handle, 0, MemorySource(data))
+        self.buffers.append(handle)
+        return handle
+
+    def read(self, buffer: Any) -> bytes:
+        out = bytearray(buffer.desc.bytes)
+        self.accel.read_buffer(buffer, 0, MemorySink(out))
+        return bytes(out)
+
+    def load(self, raw: bytes, resident_bytes: int = 64 << 20) -> Any:
+        program = self.accel.load_program(self.context, artifact(raw, resident_bytes=resident_bytes))
+        self.programs.append(program)
+        return program
+
+    def new_queue(self) -> Any:
+        queue = self.accel.create_queue(self.context, QueueDesc())
+        self.queues.append(queue)
+        return queue
+
+    def bind(self, slots: dict[int, tuple[Any, AccessMode]]) -> list[BindingRef[Any]]:
+        return [BindingRef(slot, buf, BufferRange(0, buf.desc.bytes), access) for slot, (buf, access) in slots.items()]
+
+    def submit(
+        self,
+        program: Any,
+        slots: dict[int, tuple[Any, AccessMode]],
+        timeout: Timeout = Timeout.INFINITE,
+        queue: Any = None,
+    ) -> Any:
+        event = self.accel.submit(queue or self.queue, program, self.bind(slots), timeout)
+        self.events.append(event)
+        return event
+
+    def wait(self, event: Any, limit_s: float = 60.0) -> EventState:
+        deadline = time.monotonic() + limit_s
+        while True:
+            state = self.accel.poll_event(event)
+            if state.is_terminal:
+                return state
+            assert time.monotonic() < deadline, f"event still pending after {limit_s}s"
+            time.sleep(0.0005)
+
+    def close(self) -> None:
+        self.accel.release()
+        for event in self.events:
+            if event.state.value == "live":
+                self.wait(event)
+                self.accel.destroy_event(event)
+        for program in self.programs:
+            self.accel.unload_program(program)
+        for buffer in self.buffers:
+            self.accel.free_buffer(buffer)
+        for queue in self.queues:
+            self.accel.destroy_queue(queue)
+        self.accel.destroy_context(self.context)
+
+
+@pytest.fixture
+def rig(accel: Any) -> Iterator[Rig]:
+    r = Rig(accel)
+    yield r
+    r.close()
