@@ -249,6 +249,9 @@ def _opencl_rows(
     """params: (index, address space, read-only, element bytes, description)."""
     by_index = {p[0]: p for p in params}
     count = dispatch.count_argument
+    if count != NO_COUNT_ARGUMENT:
+        if count not in by_index or by_index[count][1] is not None or by_index[count][3] != 4:
+            raise _invalid(f"dispatch.count_argument={count} is not a 4-byte by-value kernel argument")
     for index, space, _, size, text in params:
         if space == "local":
             raise _unsupported(f"argument {index} ({text}) is a __local pointer; kernel packages cannot size it")
@@ -257,9 +260,6 @@ def _opencl_rows(
                 f"argument {index} ({text}) is by value; packages pass only buffers and the count"
                 + (" (set dispatch.count_argument to its index if it is the count)" if size == 4 else "")
             )
-    if count != NO_COUNT_ARGUMENT:
-        if count not in by_index or by_index[count][1] is not None or by_index[count][3] != 4:
-            raise _invalid(f"dispatch.count_argument={count} is not a 4-byte by-value kernel argument")
     buffers = [p for p in params if p[1] in ("global", "constant")]
     if bindings is None:
         rows = []
