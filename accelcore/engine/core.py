@@ -210,6 +210,11 @@ class CommandEngine(Generic[C, B, P, Q, E]):
         found += [(i, ObjectKind.EVENT, e.context) for i, e in self._events.items()]
         return found
 
+    def exists(self, object_id: int) -> bool:
+        """Whether ``object_id`` resolves now (to a live object of the kind it encodes)."""
+        tables: tuple[IdTable[Any], ...] = (self._contexts, self._buffers, self._programs, self._queues, self._events)
+        return any(table.get(object_id) is not None for table in tables)
+
     def buffer_info(self, buffer_id: int) -> BufferInfo:
         return self._buffer(buffer_id).info
 
