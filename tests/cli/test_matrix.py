@@ -178,3 +178,10 @@ def test_not_a_matrix(tmp_path: Path) -> None:
     path.write_text("{")
     with pytest.raises(MatrixFormatError, match="not JSON"):
         load_matrix(path)
+
+
+def test_case_order_keeps_provider_cases_before_a_shared_last_case() -> None:
+    first = _run(POCL, "a", {"m.a": "passed", "cl.x": "passed", "z.last": "passed"})
+    second = _run(RUSTICL, "a", {"m.a": "passed", "vk.y": "passed", "vk.z": "passed", "z.last": "passed"})
+    matrix = Matrix(runs=with_unique_labels([first, second]))
+    assert matrix.case_ids == ["m.a", "cl.x", "vk.y", "vk.z", "z.last"]

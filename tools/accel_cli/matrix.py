@@ -195,12 +195,21 @@ class Matrix:
 
     @property
     def case_ids(self) -> list[str]:
-        seen: dict[str, None] = {}
+        """Every case id, merging the runs' orders: an id new in a run goes just before the next id of
+        that run already placed (so provider-specific cases stay before a shared final case)."""
+        ids: list[str] = []
         for run in self.runs:
-            for case in run.cases:
-                if case.id != WORKER_CASE:
-                    seen.setdefault(case.id, None)
-        ids = list(seen)
+            sequence = [case.id for case in run.cases if case.id != WORKER_CASE]
+            pending: list[str] = []
+            for case_id in sequence:
+                if case_id in ids:
+                    if pending:
+                        position = ids.index(case_id)
+                        ids[position:position] = pending
+                        pending = []
+                elif case_id not in pending:
+                    pending.append(case_id)
+            ids.extend(pending)
         if any(run.cell(WORKER_CASE) for run in self.runs):
             ids.append(WORKER_CASE)
         return ids
