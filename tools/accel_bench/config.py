@@ -73,7 +73,7 @@ class Config:
             overhead_batch=16,
             overhead_repeats=4,
             load_repeats=2,
-            copyfree_large=16 * MIB,
+            copyfree_large=32 * MIB,
             copyfree_small=1 * MIB,
             copyfree_cycles=1_000,
             copyfree_cycles_small=250,

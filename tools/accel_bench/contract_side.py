@@ -29,6 +29,7 @@ from accelcore import (
     MemorySink,
     MemorySource,
     QueueDesc,
+    TargetIdentity,
     Timeout,
 )
 from accelcore.package import Dispatch, DispatchKind, KernelPackage, ModuleKind, PackageBinding
@@ -63,8 +64,8 @@ class ContractApi(Protocol):
     def destroy_event(self, event: Any) -> None: ...
 
 
-def tiny_package(module_kind: ModuleKind, module: bytes | None = None) -> bytes:
-    """The tiny kernel as a kernel package of ``module_kind`` (OpenCL C source or Vulkan SPIR-V)."""
+def tiny_package(module_kind: ModuleKind, module: bytes | None = None, target: TargetIdentity | None = None) -> bytes:
+    """The tiny kernel as a kernel package of ``module_kind`` (OpenCL C source, OpenCL binary or Vulkan SPIR-V)."""
     if module is None:
         module = kernels.CL_SOURCE.encode() if module_kind is ModuleKind.OPENCL_SOURCE else kernels.tiny_spirv()
     entry = kernels.SPIRV_ENTRY if module_kind is ModuleKind.SPIRV_VULKAN else kernels.CL_ENTRY
@@ -75,6 +76,7 @@ def tiny_package(module_kind: ModuleKind, module: bytes | None = None) -> bytes:
         bindings=(PackageBinding(slot=0, native_index=0, access=AccessMode.READ_WRITE, element_size=4),),
         dispatch=Dispatch(DispatchKind.FIXED, (kernels.ELEMENTS // kernels.LOCAL_SIZE, 1, 1)),
         module=module,
+        target=target if target is not None else TargetIdentity.any(),
     )
     return write_package(package)
 

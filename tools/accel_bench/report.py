@@ -44,16 +44,21 @@ def _ratio(value: float | None) -> str:
     return "-" if value is None else f"{value:.2f}"
 
 
-def _us(stat: dict[str, Any] | None) -> str:
+def _scaled(stat: dict[str, Any] | None, scale: float, digits: int) -> str:
     if not stat or "median_s" not in stat:
         return "n/m" if stat else "-"
-    return f"{stat['median_s'] * 1e6:.1f} ({stat['min_s'] * 1e6:.1f}-{stat['max_s'] * 1e6:.1f})"
+    text = f"{stat['median_s'] * scale:.{digits}f}"
+    if "min_s" in stat and "max_s" in stat:
+        text += f" ({stat['min_s'] * scale:.{digits}f}-{stat['max_s'] * scale:.{digits}f})"
+    return text
+
+
+def _us(stat: dict[str, Any] | None) -> str:
+    return _scaled(stat, 1e6, 1)
 
 
 def _ms(stat: dict[str, Any] | None) -> str:
-    if not stat or "median_s" not in stat:
-        return "n/m" if stat else "-"
-    return f"{stat['median_s'] * 1e3:.2f} ({stat['min_s'] * 1e3:.2f}-{stat['max_s'] * 1e3:.2f})"
+    return _scaled(stat, 1e3, 2)
 
 
 def _bytes(value: int | None) -> str:
@@ -110,11 +115,11 @@ def _device_section(device: dict[str, Any], device_verdicts: list[dict[str, Any]
                     r["domain"],
                     "host→buffer" if r["direction"] == "write" else "buffer→host",
                     _size(r["bytes"]),
-                    _gbps(r["ours"]),
-                    _gbps(r["raw"]),
-                    _gbps(r["memcpy"]),
-                    _ratio(r["ratio_ours_raw"]),
-                    _ratio(r["ratio_ours_memcpy"]),
+                    _gbps(r.get("ours")),
+                    _gbps(r.get("raw")),
+                    _gbps(r.get("memcpy")),
+                    _ratio(r.get("ratio_ours_raw")),
+                    _ratio(r.get("ratio_ours_memcpy")),
                 ]
                 for r in rows
             ),
@@ -124,10 +129,10 @@ def _device_section(device: dict[str, Any], device_verdicts: list[dict[str, Any]
                 f"{side}: {r[side]['not_measured']}"
                 for r in rows
                 for side in ("ours", "raw")
-                if "not_measured" in r[side]
+                if "not_measured" in r.get(side, {})
             }
         )
-        out += [f"n/m = not measured — {reason}" for reason in reasons] + ([""] if reasons else [])
+        out += [f"n/m = not measured - {reason}" for reason in reasons] + ([""] if reasons else [])
 
     trips = device.get("round_trip", {})
     if trips:
@@ -163,27 +168,26 @@ def _device_section(device: dict[str, Any], device_verdicts: list[dict[str, Any]
         )
     overhead = device.get("overhead", {})
     if overhead:
-        out += ["### Engine overhead (µs per call, engine minus provider direct)", ""]
+        out += ["### Engine overhead (us per call: engine minus the same provider called directly)", ""]
         if "not_measured" in overhead:
             out += [f"not measured: {overhead['not_measured']}", ""]
         else:
-            out += _table(
-                ["call", "engine", "provider direct", "overhead"],
-                [
-                    [
-                        "submit",
-                        _us(overhead["engine_submit"]),
-                        _us(overhead["provider_submit"]),
-                        f"{overhead['submit_us']:.1f}",
-                    ],
-                    [
-                        "poll",
-                        _us(overhead["engine_poll"]),
-                        _us(overhead["provider_poll"]),
-                        f"{overhead['poll_us']:.1f}",
-                    ],
-                ],
-            )
+            table_rows = []
+            for label, engine_key, provider_key, diff_key in (
+                ("submit", "engine_submit", "provider_submit", "submit_us"),
+                ("poll, pending event", "engine_poll", "provider_poll", "poll_us"),
+                (
+                    "poll, terminal event (engine answers from its cache)",
+                    "engine_poll_terminal",
+                    "provider_poll_terminal",
+                    "poll_terminal_us",
+                ),
+            ):
+                if engine_key in overhead:
+                    table_rows.append(
+                        [label, _us(overhead[engine_key]), _us(overhead[provider_key]), f"{overhead[diff_key]:.2f}"]
+                    )
+            out += _table(["call", "engine", "provider direct", "overhead"], table_rows)
     loads = device.get("program_load", {})
     if loads:
         out += ["### Program load (ms, cold = unique module, warm = same module again)", ""]
