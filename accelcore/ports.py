@@ -251,18 +251,24 @@ class PatternSource:
         return None
 
 
-def source_of(data: ByteSource | Buffer) -> ByteSource:
-    """``data`` itself if it is a ByteSource, else a zero-copy MemorySource over it."""
+def source_of(data: ByteSource | Buffer | Sequence[Buffer]) -> ByteSource:
+    """``data`` itself if it is a ByteSource, else a zero-copy MemorySource over it
+    (a list or tuple is taken as the segments, in order)."""
     if isinstance(data, ByteSource):
         return data
-    return MemorySource(data)
+    if isinstance(data, list | tuple):
+        return MemorySource(*data)
+    return MemorySource(cast("Buffer", data))
 
 
-def sink_of(data: ByteSink | Buffer) -> ByteSink:
-    """``data`` itself if it is a ByteSink, else a zero-copy MemorySink over it."""
+def sink_of(data: ByteSink | Buffer | Sequence[Buffer]) -> ByteSink:
+    """``data`` itself if it is a ByteSink, else a zero-copy MemorySink over it
+    (a list or tuple is taken as the segments, in order)."""
     if isinstance(data, ByteSink):
         return data
-    return MemorySink(data)
+    if isinstance(data, list | tuple):
+        return MemorySink(*data)
+    return MemorySink(cast("Buffer", data))
 
 
 def copy_port(source: ByteSource, sink: ByteSink, *, chunk_bytes: int = 1 << 20) -> int:

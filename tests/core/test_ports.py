@@ -258,6 +258,14 @@ def test_source_of_and_sink_of_pass_ports_through_and_wrap_buffers() -> None:
     assert isinstance(sink_of(backing), ByteSink)
 
 
+def test_source_of_and_sink_of_take_a_list_or_tuple_as_segments() -> None:
+    assert read_all(source_of([b"ab", bytearray(b"c"), np.frombuffer(b"d", dtype=np.uint8)])) == b"abcd"
+    assert read_all(source_of((b"x", b""))) == b"x"
+    parts = [bytearray(1), bytearray(2)]
+    sink_of(parts).write_at(0, memoryview(b"xyz"))
+    assert parts == [bytearray(b"x"), bytearray(b"yz")]
+
+
 # --------------------------------------------------------------------------- copy_port
 
 
