@@ -108,6 +108,21 @@ def test_build_script_hash_check_detects_drift(tmp_path: Path) -> None:
     assert "packages/spin.cl.kpkg: sha256 differs" in done.stdout
 
 
+def test_build_script_full_rebuild_check(tool: Callable[[str], str]) -> None:
+    for name in ("glslangValidator", "clang-15", "llvm-spirv-15"):
+        tool(name)
+        if not same_tool(name):
+            pytest.skip(f"installed {name} differs from the one recorded in manifest.json ({MANIFEST['tools'][name]})")
+    done = subprocess.run(
+        [sys.executable, str(REPO / "tools" / "build_artifacts.py"), "--check"],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "up to date" in done.stdout
+
+
 def same_tool(name: str) -> bool:
     version_line = subprocess.run([name, "--version"], capture_output=True, text=True, check=False)
     recorded = MANIFEST["tools"][name]
