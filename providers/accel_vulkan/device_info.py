@@ -24,6 +24,9 @@ MAX_QUEUES_PER_CONTEXT = 64
 """Policy: contract queues per context (each has a timeline semaphore; they share the native queues)."""
 MAX_EVENTS_PER_CONTEXT = 256
 """Policy: live events per context = the descriptor pool's set count (one set per event)."""
+MAX_BINDINGS = 64
+"""Policy: at most this many bindings per submission even where the device allows more (NVIDIA reports
+2^20 storage buffers per stage); it sizes each context's descriptor pool (events x bindings descriptors)."""
 MAX_ARTIFACT_BYTES = 16 << 20
 """Policy: the largest kernel package accepted (SPIR-V modules are kilobytes)."""
 RESERVED_ALLOCATIONS = 1
@@ -67,6 +70,7 @@ def accelerator_class(device_type: int) -> AcceleratorClass:
 
 def max_bindings(description: PhysicalDescription) -> int:
     return min(
+        MAX_BINDINGS,
         description.max_per_stage_storage_buffers,
         description.max_set_storage_buffers,
         description.max_per_stage_resources,

@@ -6,6 +6,7 @@ from typing import Any
 
 import pytest
 import vulkan as vk
+from accel_vulkan.device_info import MAX_BINDINGS
 
 from accelcore import AcceleratorClass, Capabilities
 from accelcore.registry import DeviceEntry, load_families
@@ -38,7 +39,10 @@ def test_device_info_comes_from_the_device(accel: Any) -> None:
     limits = props.limits
     assert info.limits.max_buffer_bytes == min(limits.maxStorageBufferRange, d.max_memory_allocation_size)
     assert info.limits.max_bindings_per_submission == min(
-        limits.maxPerStageDescriptorStorageBuffers, limits.maxDescriptorSetStorageBuffers, limits.maxPerStageResources
+        MAX_BINDINGS,
+        limits.maxPerStageDescriptorStorageBuffers,
+        limits.maxDescriptorSetStorageBuffers,
+        limits.maxPerStageResources,
     )
     assert info.limits.max_buffers_per_context == min(0xFFFFFFFF, limits.maxMemoryAllocationCount - 1)
     assert info.has(Capabilities.EVENT_CANCELLATION)
