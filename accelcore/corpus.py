@@ -78,7 +78,7 @@ R, W, RW = AccessMode.READ, AccessMode.WRITE, AccessMode.READ_WRITE
 class KernelSpec:
     """How a corpus kernel is packaged: the same table for every module kind.
 
-    ``entry_points`` maps module kind → entry point name (Vulkan: ``main``).
+    :meth:`entry_point` names the entry point per module kind (Vulkan: ``main``).
     """
 
     name: str

@@ -517,7 +517,7 @@ def _record(module: _Module, opcode: int, ops: array[int], offset: int, function
     elif opcode == _OP_MEMBER_DECORATE:
         _need(ops, 3, opcode, offset)
         module.member_decorations.setdefault((ops[0], ops[1]), []).append((ops[2], ops[3:]))
-    elif 19 <= opcode <= 39 or opcode == _OP_TYPE_ACCELERATION_STRUCTURE:
+    elif 19 <= opcode <= 38 or opcode == _OP_TYPE_ACCELERATION_STRUCTURE:  # 39, OpTypeForwardPointer, has no result
         _need(ops, 1, opcode, offset)
         result = module.check_id(ops[0], "type")
         if result in module.types:

@@ -181,6 +181,24 @@ def test_glsl_resources_built_at_test_time(env: str, tool: Callable[[str], str],
     assert names[9] == "mixed_block"
 
 
+GLSL_BUFFER_REFERENCE = """
+#version 450
+#extension GL_EXT_buffer_reference : require
+layout(local_size_x = 16) in;
+layout(buffer_reference) buffer Node;
+layout(buffer_reference, std430) buffer Node { Node next; uint value; };
+layout(set = 0, binding = 0) buffer Root { Node head; } root;
+void main() { root.head.value = root.head.next.value + 1u; }
+"""
+
+
+def test_forward_pointers_are_not_duplicate_types(tool: Callable[[str], str], tmp_path: Path) -> None:
+    found = inspect_spirv(compile_glsl(tool, tmp_path, GLSL_BUFFER_REFERENCE, "vulkan1.2"))
+    assert "PhysicalStorageBufferAddresses" in found.capabilities
+    assert found.entry_point("main").local_size == (16, 1, 1)
+    assert [(d.binding, d.access) for d in found.descriptors] == [(0, AccessMode.READ_WRITE)]
+
+
 def test_specialisable_local_size_reports_the_default(tool: Callable[[str], str], tmp_path: Path) -> None:
     found = inspect_spirv(compile_glsl(tool, tmp_path, GLSL_SPEC_SIZE, "vulkan1.1"))
     assert found.compute_entry_points()[0].local_size == (32, 2, 1)
