@@ -142,9 +142,9 @@ class OpenCLAccelerator:
     # -- handle checks ----------------------------------------------------------
 
     def _mine(self, handle: Any, kind: type, what: str) -> Any:
-        if not isinstance(handle, kind) or handle.owner != self._owner:
+        if not isinstance(handle, kind) or getattr(handle, "owner", None) != self._owner:
             raise _invalid(f"{what} {handle!r} is not a {kind.__name__} of this OpenCL instance")
-        if not handle.live:
+        if not getattr(handle, "live", False):
             raise _invalid(f"{what} {handle!r} was already released")
         return handle
 

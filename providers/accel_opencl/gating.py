@@ -286,7 +286,7 @@ class QueueGates:
                 elif status < 0:
                     error = error_from_status(status, "clGetEventInfo", "the kernel ended with an error status")
                     submission.phase, submission.state = Phase.ENDED, EventState.failed(error)
-            elif phase is not Phase.ENDED and submission.expired(time.monotonic_ns()):
+            elif phase in (Phase.DEFERRED, Phase.GATED) and submission.expired(time.monotonic_ns()):
                 if phase is Phase.GATED:
                     self._end_gated(submission, _deadline_state())
                     self._pump_locked()

@@ -277,3 +277,42 @@ def test_event_resources_are_released_with_the_event(rig: Any, make_package: Any
     rig.accel.destroy_event(event)
     live = rig.accel.live_resources()
     assert live["user_events"] == 0 and live["kernel_events"] == 0 and live["sub_buffers"] == 0
+
+
+def test_polling_retains_no_memory(rig: Any, make_package: Any) -> None:
+    """10 000 polls of a pending and of a completed event leave no allocation behind."""
+    import tracemalloc
+
+    program, src, dst = _twice_rig(rig, make_package)
+    rig.accel.hold_submissions()
+    event = rig.submit(program, {0: (src, "r"), 1: (dst, "w")})
+    for label in ("pending", "complete"):
+        if label == "complete":
+            rig.accel.release_held(event)
+            rig.wait(event)
+        for _ in range(100):
+            rig.accel.poll_event(event)
+        tracemalloc.start()
+        try:
+            before = tracemalloc.get_traced_memory()[0]
+            for _ in range(10_000):
+                rig.accel.poll_event(event)
+            grown = tracemalloc.get_traced_memory()[0] - before
+        finally:
+            tracemalloc.stop()
+        assert grown < 4096, f"{label}: 10 000 polls kept {grown} bytes"
+
+
+def test_deferred_submission_past_its_deadline_never_runs(rig: Any, make_package: Any) -> None:
+    program, src, dst = _twice_rig(rig, make_package)
+    late = rig.buffer(np.full(N, SENTINEL, np.uint32), "w")
+    rig.accel.hold_submissions()
+    first = rig.submit(program, {0: (src, "r"), 1: (dst, "w")})
+    second = rig.submit(program, {0: (src, "r"), 1: (late, "w")}, Timeout.after_ns(1_000_000))
+    assert second.submission.phase.name == "DEFERRED"
+    time.sleep(0.005)
+    state = rig.accel.poll_event(second)
+    assert state.error is not None and state.error.kind is ErrorKind.DEADLINE_EXPIRED
+    rig.accel.release_held(first)
+    assert rig.wait(first) == EventState.COMPLETE
+    assert np.array_equal(_out(rig, late), UNTOUCHED) and np.array_equal(_out(rig, dst), EXPECTED)
