@@ -20,7 +20,7 @@ from __future__ import annotations
 import enum
 import sys
 from array import array
-from collections.abc import Collection, Iterable, Mapping
+from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
 from .errors import BackendError, ErrorKind
@@ -668,13 +668,22 @@ def _descriptor(module: _Module, pointer_type: int, variable: int, storage: int)
     )
 
 
+def _size_from_constants(module: _Module, ids: Sequence[int], what: str) -> tuple[int, int, int] | None:
+    """Three constant ids → a size; None when one is not a plain (spec) constant; a zero → INVALID_ARGUMENT."""
+    values = [module.constants.get(i) for i in ids]
+    if len(values) != 3 or any(v is None for v in values):
+        return None
+    x, y, z = (v or 0 for v in values)
+    if 0 in (x, y, z):
+        raise _bad(f"{what} ({x}, {y}, {z}) has a zero dimension")
+    return (x, y, z)
+
+
 def _workgroup_size_builtin(module: _Module) -> tuple[int, int, int] | None:
+    """The default value of the WorkgroupSize built-in constant, which overrides LocalSize."""
     for target, constituents in module.composites.items():
         if module.value(target, _DEC_BUILTIN) == _BUILTIN_WORKGROUP_SIZE:
-            values = tuple(module.constants.get(c) for c in constituents)
-            if len(values) == 3 and all(v for v in values):
-                return (values[0] or 1, values[1] or 1, values[2] or 1)
-            raise _bad(f"WorkgroupSize constant {target} is not three nonzero constants")
+            return _size_from_constants(module, constituents, f"WorkgroupSize constant {target}")
     return None
 
 
@@ -721,11 +730,7 @@ def inspect_spirv(data: bytes) -> SpirvModule:
     for model, target, name, interface in module.entries:
         size = builtin_size or module.local_sizes.get(target)
         if size is None and target in module.local_size_ids:
-            ids = module.local_size_ids[target]
-            values = tuple(module.constants.get(i) for i in ids)
-            if any(not v for v in values):
-                raise _bad(f"LocalSizeId of entry point {name!r} does not name three nonzero constants")
-            size = (values[0] or 1, values[1] or 1, values[2] or 1)
+            size = _size_from_constants(module, module.local_size_ids[target], f"LocalSizeId of {name!r}")
         params = _parameters(module, target) if model == KERNEL else ()
         entries.append(EntryPoint(model, name, target, size, interface, params))
     descriptors: list[Descriptor] = []

@@ -329,6 +329,25 @@ def test_assembled_local_size_id(tool: Callable[[str], str], tmp_path: Path) -> 
     assert found.entry_point("main").local_size == (8, 2, 1)
 
 
+def test_local_size_id_edge_cases(raises_kind) -> None:
+    def with_mode(*constants: list[int]) -> bytes:
+        return module(
+            *MINIMAL_SHADER[:3],
+            op(331, 4, 38, 10, 11, 12),  # OpExecutionModeId %4 LocalSizeId %10 %11 %12
+            op(21, 9, 32, 0),  # %9 = OpTypeInt 32 0
+            *constants,
+            *MINIMAL_SHADER[3:],
+            version=0x00010500,
+        )
+
+    plain = with_mode(op(43, 9, 10, 4), op(43, 9, 11, 2), op(50, 9, 12, 3))
+    assert inspect_spirv(plain).entry_points[0].local_size == (4, 2, 3)
+    computed = with_mode(op(43, 9, 10, 4), op(43, 9, 11, 2), op(52, 9, 12, 128, 10, 11))  # OpSpecConstantOp
+    assert inspect_spirv(computed).entry_points[0].local_size is None
+    with raises_kind(ErrorKind.INVALID_ARGUMENT, match="zero dimension"):
+        inspect_spirv(with_mode(op(43, 9, 10, 4), op(43, 9, 11, 0), op(43, 9, 12, 1)))
+
+
 def test_assembled_opencl_kernel_parameters(tool: Callable[[str], str], tmp_path: Path) -> None:
     found = inspect_spirv(assemble(tool, tmp_path, ASM_OPENCL_KERNEL, "spv1.0"))
     assert found.flavour is Flavour.OPENCL
