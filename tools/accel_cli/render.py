@@ -34,7 +34,7 @@ def console(*, stderr: bool = False) -> Console:
     width: int | None = None
     if not stream.isatty():
         width = int(os.environ.get("COLUMNS", "0") or 0) or 160
-    return Console(file=stream, width=width, highlight=False, soft_wrap=False)
+    return Console(file=stream, width=width, highlight=False, soft_wrap=True)
 
 
 def set_json_mode(enabled: bool) -> None:
