@@ -37,12 +37,22 @@ def _unsupported(message: str) -> BackendError:
     return BackendError(ErrorKind.UNSUPPORTED, f"pack: {message}")
 
 
+def _is_rusticl_binary(data: bytes) -> bool:
+    """Observed layout of Mesa rusticl (22.3.6) program binaries: a 12-byte header (u32 1, u32 byte count
+    after the header, u32 binary type) followed by SPIR-V. Mesa-internal, so only a detection hint."""
+    if len(data) < 32:
+        return False
+    version, length = int.from_bytes(data[0:4], "little"), int.from_bytes(data[4:8], "little")
+    return version == 1 and length == len(data) - 12 and is_spirv(data[12:16])
+
+
 def detect_module_kind(data: bytes) -> ModuleKind:
-    """SPIR-V magic → the SPIR-V kind of its flavour; ``poclbin`` → OPENCL_BINARY; UTF-8 text → OPENCL_SOURCE."""
+    """SPIR-V magic → the SPIR-V kind of its flavour; a PoCL (``poclbin``) or rusticl binary → OPENCL_BINARY;
+    UTF-8 text → OPENCL_SOURCE; anything else → INVALID_ARGUMENT asking for ``kind=``."""
     if is_spirv(data):
         module = inspect_spirv(data)
         return ModuleKind.SPIRV_VULKAN if module.flavour is Flavour.VULKAN else ModuleKind.SPIRV_OPENCL
-    if data.startswith(POCL_BINARY_PREFIX):
+    if data.startswith(POCL_BINARY_PREFIX) or _is_rusticl_binary(data):
         return ModuleKind.OPENCL_BINARY
     if data and b"\0" not in data:
         try:

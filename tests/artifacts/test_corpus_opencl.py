@@ -13,9 +13,10 @@ from typing import Any
 import numpy as np
 import pytest
 
-from accelcore.corpus import KERNELS, compare, load_package, make_case, spin_case
-from accelcore.package import NO_COUNT_ARGUMENT, KernelPackage, ModuleKind
-from accelcore.package_codec import parse_package
+from accelcore.corpus import KERNELS, compare, kernel_spec, load_package, make_case, spin_case
+from accelcore.pack import detect_module_kind, pack_module
+from accelcore.package import NO_COUNT_ARGUMENT, KernelPackage, ModuleKind, opencl_target_identity
+from accelcore.package_codec import parse_package, write_package
 
 pytestmark = pytest.mark.opencl
 
@@ -96,3 +97,40 @@ def test_spin_iterations_follow_the_parameter_buffer(device: Any) -> None:
         case = spin_case(128, iterations)
         outputs = run(device, pkg, dict(case.initial))
         assert compare(case, 1, outputs[1]) is None
+
+
+@pytest.mark.skipif(
+    not DEVICES, reason="no OpenCL device (install pocl-opencl-icd; rusticl needs RUSTICL_ENABLE=swrast)"
+)
+@pytest.mark.parametrize("device", DEVICES, ids=lambda d: f"{d.platform.name}:{d.name}".replace(" ", "_"))
+def test_real_device_binaries_are_detected_and_packed(device: Any) -> None:
+    import pyopencl as cl
+
+    spec = kernel_spec("conformance")
+    source = load_package("conformance", ModuleKind.OPENCL_SOURCE)
+    context = cl.Context([device])
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        program = cl.Program(context, parse_package(source).module.decode()).build()
+    (binary,) = program.get_info(cl.program_info.BINARIES)
+    data = bytes(binary)
+    assert detect_module_kind(data) is ModuleKind.OPENCL_BINARY, data[:16]
+    target = opencl_target_identity(
+        device.platform.name,
+        device.name,
+        device.driver_version,
+        platform_version=device.platform.version,
+        device_version=device.version,
+        vendor_id=device.vendor_id,
+        address_bits=device.address_bits,
+    )
+    pkg = pack_module(
+        data,
+        entry_point=spec.opencl_entry,
+        bindings=spec.bindings,
+        dispatch=spec.dispatch,
+        local_size=spec.local_size,
+        target=target,
+    )
+    assert parse_package(write_package(pkg)) == pkg
+    assert pkg.module == data

@@ -48,6 +48,12 @@ def test_corpus_modules_pack_from_their_own_metadata(kernel: str, kind: ModuleKi
 
 def test_detection_of_binaries_and_text(raises_kind) -> None:
     assert detect_module_kind(b"poclbin\x00\x01\xff") is ModuleKind.OPENCL_BINARY
+    spirv = load_module("conformance", ModuleKind.SPIRV_OPENCL)
+    rusticl_like = (1).to_bytes(4, "little") + len(spirv).to_bytes(4, "little") + (4).to_bytes(4, "little") + spirv
+    assert detect_module_kind(rusticl_like) is ModuleKind.OPENCL_BINARY
+    wrong_length = rusticl_like[:4] + (len(spirv) + 4).to_bytes(4, "little") + rusticl_like[8:]
+    with raises_kind(ErrorKind.INVALID_ARGUMENT, match="kind="):
+        detect_module_kind(wrong_length)
     assert detect_module_kind(b"__kernel void k() {}") is ModuleKind.OPENCL_SOURCE
     with raises_kind(ErrorKind.INVALID_ARGUMENT, match="kind=ModuleKind.OPENCL_BINARY"):
         detect_module_kind(b"\x7fELF\x02\x01\x01\x00\xff\xfe")
