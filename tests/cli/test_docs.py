@@ -8,7 +8,6 @@ provider visible and ``COLUMNS=120``; ``...`` stands for any number of lines;
 
 from __future__ import annotations
 
-import os
 import re
 import shlex
 import subprocess
@@ -19,7 +18,6 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
 DOC = ROOT / "docs" / "cli.md"
-PLUGINS = Path(__file__).parent / "plugins"
 _BLOCK = re.compile(r"^```console\n(.*?)^```", re.DOTALL | re.MULTILINE)
 _EXIT = re.compile(r"^\[exit (\d+)\]$")
 
@@ -45,37 +43,33 @@ def _matches(expected: list[str], actual: list[str]) -> bool:
     return bool(actual) and expected[0] == actual[0] and _matches(expected[1:], actual[1:])
 
 
-def test_every_console_example(tmp_path: Path) -> None:
+def test_every_console_example(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """``accel`` examples run in-process (click's runner, stdout and stderr interleaved); ``python`` ones as
+    subprocesses. Conformance workers are real subprocesses either way."""
+    from accel_cli.main import main
+    from click.testing import CliRunner
+
     examples = _examples()
     assert len(examples) >= 15, "docs/cli.md lost its examples"
     (tmp_path / "artifacts").symlink_to(ROOT / "artifacts")
-    env = dict(os.environ)
-    env.pop("ACCEL_DEVICE", None)
-    env.update(
-        {
-            "ACCEL_PROVIDERS": "reference",
-            "COLUMNS": "120",
-            "PYTHONUNBUFFERED": "1",
-            "PYTHONPATH": os.pathsep.join(p for p in (str(PLUGINS), env.get("PYTHONPATH", "")) if p),
-        }
-    )
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.delenv("ACCEL_DEVICE", raising=False)
+    monkeypatch.delenv("ACCEL_EXTRA_PROVIDERS", raising=False)
+    monkeypatch.setenv("ACCEL_PROVIDERS", "reference")
+    monkeypatch.setenv("COLUMNS", "120")
+    runner = CliRunner()
     for command, expected, code in examples:
         argv = shlex.split(command)
-        program = {"accel": [sys.executable, "-m", "accel_cli"], "python": [sys.executable]}.get(argv[0])
-        if program is None:
+        if argv[0] == "accel":
+            result = runner.invoke(main, argv[1:])
+            output, status = result.output, result.exit_code
+        elif argv[0] == "python":
+            proc = subprocess.run(
+                [sys.executable, *argv[1:]], cwd=tmp_path, capture_output=True, text=True, timeout=60, check=False
+            )
+            output, status = proc.stdout + proc.stderr, proc.returncode
+        else:
             pytest.fail(f"docs/cli.md example runs {argv[0]!r}; only accel and python are allowed")
-        proc = subprocess.run(
-            [*program, *argv[1:]],
-            cwd=tmp_path,
-            env=env,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.STDOUT,
-            text=True,
-            timeout=120,
-            check=False,
-        )
-        actual = [line.rstrip() for line in proc.stdout.rstrip("\n").split("\n")] if proc.stdout.strip() else []
-        assert proc.returncode == code, f"$ {command}\nexit {proc.returncode}, doc says {code}\n{proc.stdout}"
-        assert _matches(expected, actual), (
-            f"$ {command}\n--- doc:\n" + "\n".join(expected) + "\n--- got:\n" + proc.stdout
-        )
+        actual = [line.rstrip() for line in output.rstrip("\n").split("\n")] if output.strip() else []
+        assert status == code, f"$ {command}\nexit {status}, doc says {code}\n{output}"
+        assert _matches(expected, actual), f"$ {command}\n--- doc:\n" + "\n".join(expected) + "\n--- got:\n" + output

@@ -122,6 +122,7 @@ def test_compile_then_run_and_foreign_device_refuses(accel, opencl_devices: list
     assert "INCOMPATIBLE" in proc.stderr
 
 
+@pytest.mark.slow
 @pytest.mark.opencl
 def test_conformance_on_opencl(accel, opencl_devices: list[str], tmp_path: Path) -> None:
     report = tmp_path / "m.json"
