@@ -274,6 +274,9 @@ def test_ulp_tolerance_of_float_kernels() -> None:
     nudged = exact.expected[2].copy()
     nudged[3] = np.nextafter(nudged[3], np.float32(np.inf))
     assert compare(exact, 2, nudged.tobytes()) is not None
+    signed_zero = KernelCase("matmul", 2, {}, {0: np.array([0.0, 1.5], dtype=np.float32)}, 0)
+    assert compare(signed_zero, 0, np.array([-0.0, 1.5], dtype=np.float32).tobytes()) is None
+    assert compare(signed_zero, 0, np.array([np.nan, 1.5], dtype=np.float32).tobytes()) is not None
 
 
 def test_make_case_rejects_bad_sizes(raises_kind) -> None:
