@@ -131,7 +131,7 @@ def run_once(
 
         started = time.perf_counter()
         for slot in slots:
-            source = MemorySource(slot.array.view(np.uint8).reshape(-1))
+            source = MemorySource(slot.array.reshape(-1).view(np.uint8).data)
             _phase("write", engine.write_buffer, buffers[slot.slot], 0, source)
         result.timings["transfer_in_s"] = time.perf_counter() - started
 

@@ -21,12 +21,11 @@ __all__ = ["CliFailure", "DeviceFailure", "InputRejected", "UsageProblem", "from
 class CliFailure(click.ClickException):
     """Base: ``argument`` names the bad argument or option when there is one."""
 
-    code: ExitCode = ExitCode.FAILED
+    exit_code = int(ExitCode.FAILED)
     kind = "failed"
 
     def __init__(self, message: str, *, argument: str | None = None, error_kind: str | None = None) -> None:
         super().__init__(message)
-        self.exit_code = int(self.code)
         self.argument = argument
         self.error_kind = error_kind
 
@@ -49,21 +48,21 @@ class CliFailure(click.ClickException):
 class UsageProblem(CliFailure):
     """A bad option or argument value (exit 2)."""
 
-    code = ExitCode.USAGE
+    exit_code = int(ExitCode.USAGE)
     kind = "usage"
 
 
 class InputRejected(CliFailure):
     """An input file is malformed or refused (exit 3)."""
 
-    code = ExitCode.INVALID_INPUT
+    exit_code = int(ExitCode.INVALID_INPUT)
     kind = "invalid-input"
 
 
 class DeviceFailure(CliFailure):
     """The device or its provider failed (exit 4)."""
 
-    code = ExitCode.DEVICE_ERROR
+    exit_code = int(ExitCode.DEVICE_ERROR)
     kind = "device"
 
 

@@ -30,13 +30,13 @@ def matrix_to_junit(matrix: Matrix, *, strict: bool = False) -> str:
         counts = {"tests": 0, "failures": 0, "errors": 0, "skipped": 0}
         suite = ElementTree.SubElement(root, "testsuite", {"name": label, "hostname": run.host})
         properties = ElementTree.SubElement(suite, "properties")
-        for key, value in (
+        for name, text in (
             ("device_id", run.device.device_id),
             ("device_name", run.device.name),
             ("device_uuid", run.device.uuid.hex()),
             ("outcome", run.outcome),
         ):
-            ElementTree.SubElement(properties, "property", {"name": key, "value": value})
+            ElementTree.SubElement(properties, "property", {"name": name, "value": text})
         for case in run.cases:
             counts["tests"] += 1
             element = ElementTree.SubElement(

@@ -34,7 +34,7 @@ _INPUT_KINDS = {ErrorKind.INVALID_ARGUMENT, ErrorKind.UNSUPPORTED, ErrorKind.INC
 class KernelFailed(CliFailure):
     """The submission ran and ended Failed or Cancelled (exit 1)."""
 
-    code = ExitCode.FAILED
+    exit_code = int(ExitCode.FAILED)
     kind = "failed"
 
 

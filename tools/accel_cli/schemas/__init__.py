@@ -27,6 +27,6 @@ def load(name: str) -> dict[str, Any]:
 
 
 def validate(name: str, document: Any) -> None:
-    import jsonschema
+    import jsonschema  # type: ignore[import-untyped]
 
     jsonschema.validate(document, load(name), cls=jsonschema.Draft202012Validator)
