@@ -43,7 +43,9 @@ def test_reference_device_passes_and_writes_every_output(accel, tmp_path: Path) 
 
 def test_crashing_device_is_recorded_and_the_run_continues(accel, tmp_path: Path) -> None:
     report, junit = tmp_path / "m.json", tmp_path / "m.xml"
-    proc = accel(["conformance", "--json", report, "--junit", junit], providers=["crashing", "reference"])
+    proc = accel(
+        ["conformance", "--json", report, "--junit", junit, "--jobs", "2"], providers=["crashing", "reference"]
+    )
     assert proc.returncode == 1, proc.stdout + proc.stderr
     document = json.loads(report.read_text())
     validate("conformance-matrix", document)

@@ -222,3 +222,20 @@ def test_run_deadline_is_a_failed_run(runner: CliRunner, ref_env, files: Path) -
     assert result.exit_code == 1, result.output
     error = json.loads(result.stdout)["error"]
     assert error["backend_error"] == "DEADLINE_EXPIRED"
+
+
+def test_info_names_declared_formats() -> None:
+    from accel_cli.commands.info import declared_formats
+
+    from accelcore.package import ModuleKind, format_for
+    from accelcore.testing.programs import REFERENCE_FORMAT
+
+    class Declares:
+        def artifact_formats(self) -> list[object]:
+            return [format_for(ModuleKind.SPIRV_VULKAN), REFERENCE_FORMAT]
+
+    assert declared_formats(Declares()) == [
+        {"format": "0x4b500001", "module_kind": "SPIRV_VULKAN"},
+        {"format": f"{int(REFERENCE_FORMAT):#010x}", "module_kind": "provider-specific"},
+    ]
+    assert declared_formats(object()) is None

@@ -2,16 +2,16 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable
 from typing import Any
 
 import click
 from rich.table import Table
 
 from accelcore.device import DeviceInfo
-from accelcore.errors import DeviceInfoError
+from accelcore.errors import BackendError, DeviceInfoError
 from accelcore.flags import Capabilities, MemoryDomain
-from accelcore.package import ModuleKind, format_for
+from accelcore.package import module_kind_of_format
+from accelcore.program import ArtifactFormat
 from accelcore.registry import DeviceEntry
 
 from ..exitcodes import ExitCode
@@ -19,18 +19,29 @@ from ..inventory import discover
 from ..render import console, emit_json, error_boundary, hexuuid, set_json_mode
 from .common import close_provider, device_argument, require_device
 
-__all__ = ["accepted_module_kinds", "info", "info_json"]
+__all__ = ["declared_formats", "info", "info_json"]
 
 
-def accepted_module_kinds(provider: Any) -> list[ModuleKind] | None:
-    """The kernel-package module kinds the provider instance loads, when it declares them
-    (``accepted_module_kinds``, a collection of ModuleKind); None when it does not say."""
-    declared = getattr(provider, "accepted_module_kinds", None)
+def declared_formats(provider: Any) -> list[dict[str, str]] | None:
+    """The artifact formats the provider instance says it loads, or None when it does not say.
+
+    A provider declares them with ``artifact_formats`` (a sequence of ArtifactFormat, or a method
+    returning one); kernel-package formats are named by their module kind.
+    """
+    declared = getattr(provider, "artifact_formats", None)
     if callable(declared):
         declared = declared()
     if declared is None:
         return None
-    return sorted(ModuleKind(int(k)) for k in declared)
+    formats = []
+    for item in declared:
+        number = int(item)
+        try:
+            name = module_kind_of_format(ArtifactFormat(number)).name
+        except BackendError:
+            name = "provider-specific"
+        formats.append({"format": f"{number:#010x}", "module_kind": name})
+    return formats
 
 
 def _capability_names(capabilities: Capabilities) -> list[str]:
@@ -45,7 +56,9 @@ def _domains(info: DeviceInfo) -> list[str]:
     return [domain.name for domain in MemoryDomain if info.capabilities & domain.capability]
 
 
-def info_json(entry: DeviceEntry, info: DeviceInfo, kinds: Iterable[ModuleKind] | None, problem: str) -> dict[str, Any]:
+def info_json(
+    entry: DeviceEntry, info: DeviceInfo, formats: list[dict[str, str]] | None, problem: str
+) -> dict[str, Any]:
     """The ``accel info --json`` document (schema accel_cli/schemas/info.schema.json)."""
     identity = info.identity
     return {
@@ -67,9 +80,7 @@ def info_json(entry: DeviceEntry, info: DeviceInfo, kinds: Iterable[ModuleKind] 
         "capabilities": {"value": int(info.capabilities), "names": _capability_names(info.capabilities)},
         "limits": info.limits.as_dict(),
         "memory_domains": _domains(info),
-        "artifact_formats": None
-        if kinds is None
-        else [{"format": f"{int(format_for(k)):#010x}", "module_kind": k.name} for k in kinds],
+        "artifact_formats": formats,
         "native": {str(k): str(v) for k, v in entry.native.items()},
         "valid": not problem,
         "problem": problem or None,
@@ -129,10 +140,10 @@ def info(device: str | None, as_json: bool) -> None:
             device_info.validate()
         except DeviceInfoError as exc:
             problem = str(exc)
-        kinds = accepted_module_kinds(provider)
+        formats = declared_formats(provider)
     finally:
         close_provider(provider)
-    document = info_json(entry, device_info, kinds, problem)
+    document = info_json(entry, device_info, formats, problem)
     if as_json:
         emit_json(document)
     else:
