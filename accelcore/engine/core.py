@@ -15,7 +15,8 @@ indeterminate release puts the engine in ``NEEDS_DISCARD``: every call then
 fails fast with DEVICE_LOST until :meth:`CommandEngine.reset`.
 
 Progress: nothing here busy-waits; ``poll`` never blocks; ``wait`` sleeps with
-a back-off between polls. Copies: only ``write_buffer`` / ``read_buffer`` move
+a back-off between polls. One engine is used from one thread at a time (no
+locks), like the handles it owns. Copies: only ``write_buffer`` / ``read_buffer`` move
 bytes, straight between the caller's objects and the provider.
 """
 
@@ -690,11 +691,11 @@ class CommandEngine(Generic[C, B, P, Q, E]):
         if the old one is to be dropped), the old instance's quarantine moves to
         ``discarded`` and the policy charges start from zero. Returns the quarantine.
         """
+        info = self._fetch_info(provider) if provider is not None else None  # an invalid one changes nothing
         self._teardown()
         for table in (self._events, self._queues, self._programs, self._buffers, self._contexts):
             table.clear()
-        if provider is not None:
-            info = self._fetch_info(provider)
+        if provider is not None and info is not None:
             self._provider = provider
             self._info = info
             self.discarded.extend(self.quarantine)

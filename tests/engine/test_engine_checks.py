@@ -250,3 +250,11 @@ def test_device_info_is_fetched_once(rig: Any) -> None:
     rig.engine.reset()
     assert rig.faults.calls["device_info"] == 1
     assert rig.engine.info == rig.reference.device_info()
+
+
+def test_reset_onto_an_invalid_provider_changes_nothing(rig: Any) -> None:
+    broken = ReferenceAccelerator(limits=dataclasses.replace(REFERENCE_LIMITS, max_contexts=0))
+    with pytest.raises(DeviceInfoError):
+        rig.engine.reset(broken)
+    assert rig.engine.provider is rig.faults and rig.engine.exists(rig.a)
+    rig.run_and_check()
