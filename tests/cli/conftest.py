@@ -18,6 +18,7 @@ _FAMILIES = {
     "broken": "accel_cli_testfamilies:broken",
     "missing": "accel_cli_testfamilies:missing",
     "crashing": "accel_cli_testfamilies:crashing",
+    "badmeta": "accel_cli_testfamilies:badmeta",
 }
 
 AccelRun = Callable[..., subprocess.CompletedProcess[str]]

@@ -239,3 +239,32 @@ def test_info_names_declared_formats() -> None:
         {"format": f"{int(REFERENCE_FORMAT):#010x}", "module_kind": "provider-specific"},
     ]
     assert declared_formats(object()) is None
+
+
+def test_info_invalid_metadata_prints_facts_and_exits_4(runner: CliRunner, cli_env, monkeypatch) -> None:
+    monkeypatch.setenv("ACCEL_PROVIDERS", "badmeta")
+    result = runner.invoke(main, ["info", "badmeta:0", "--json"])
+    assert result.exit_code == 4, result.output
+    document = json.loads(result.stdout)
+    validate("info", document)
+    assert document["valid"] is False and "ReservedCapabilities" in document["problem"]
+    assert "SECURE_CONTEXTS" in document["capabilities"]["names"]
+
+
+def test_run_refuses_invalid_metadata(runner: CliRunner, cli_env, monkeypatch, files: Path) -> None:
+    monkeypatch.setenv("ACCEL_PROVIDERS", "badmeta")
+    binds = ["--bind", f"0={files / 'a.npy'}", "--bind", f"1={files / 'b.npy'}", "--bind", f"2={files / 'o.npy'}"]
+    result = runner.invoke(main, ["run", "badmeta:0", str(files / "add.acrp"), *binds])
+    assert result.exit_code == 4, result.output
+    assert "invalid device metadata" in result.stderr and "ReservedCapabilities" in result.stderr
+
+
+def test_conformance_case_selection(accel, tmp_path: Path) -> None:
+    report = tmp_path / "m.json"
+    proc = accel(
+        ["conformance", "reference:0", "--case", "metadata.stable-valid", "--case", "memory.", "--json", report],
+        providers=["reference"],
+    )
+    assert proc.returncode == 0, proc.stderr
+    (run,) = json.loads(report.read_text())["runs"]
+    assert [c["id"] for c in run["cases"]] == ["metadata.stable-valid", "memory.host", "memory.device", "memory.shared"]

@@ -7,6 +7,7 @@ with this folder on PYTHONPATH, so users never see them:
   ``conformance`` hand out the pure-Python reference provider.
 - ``broken``: ``discover()`` raises a RuntimeError, as a buggy binding would.
 - ``missing``: ``discover()`` raises ProviderUnavailable (driver not installed).
+- ``badmeta``: one device whose ``device_info`` sets a reserved capability bit.
 - ``crashing``: one device whose conformance factory calls ``os.abort()`` on
   its fourth instance, so the worker dies in the middle of the suite after
   some cases reported — what a segfaulting driver does.
@@ -106,7 +107,30 @@ class CrashingFamily:
         return ConformanceSetup(factory=factory, target=setup.target, hooks=setup.hooks)
 
 
+class _BadMetadataDevice:
+    def device_info(self) -> Any:
+        from accelcore import AcceleratorClass, Capabilities, DeviceIdentity, DeviceInfo, DeviceLimits
+
+        limits = DeviceLimits(1, 1, 1, 1, 1, 1, 1 << 20, 1 << 16)
+        identity = DeviceIdentity(b"\xbb" * 16, AcceleratorClass.OTHER, 1, 2)
+        return DeviceInfo(identity, Capabilities.HOST_VISIBLE_MEMORY | Capabilities.SECURE_CONTEXTS, limits)
+
+
+class BadMetadataFamily:
+    name = "badmeta"
+
+    def discover(self) -> list[DeviceEntry]:
+        return [DeviceEntry(self.name, 0, "Device with reserved capability bits", b"\xbb" * 16)]
+
+    def open(self, entry: DeviceEntry) -> Any:
+        return _BadMetadataDevice()
+
+    def conformance(self, entry: DeviceEntry) -> ConformanceSetup:
+        raise AssertionError("not used")
+
+
 fixture = FixtureFamily()
+badmeta = BadMetadataFamily()
 broken = BrokenFamily()
 missing = MissingFamily()
 crashing = CrashingFamily()
