@@ -338,6 +338,12 @@ class VulkanAccelerator:
                     # vkQueueSubmit failing with an out-of-memory result leaves nothing submitted.
                     self._drop(event)
                     raise SubmitRejected(error) from error
+                # Acceptance unknown: wait (best effort) until the queue holds nothing of ours before the
+                # event can be released, so its command buffer is never freed while in use.
+                try:
+                    native("vkQueueWaitIdle", q.native_queue)
+                except BackendError:
+                    pass
                 submission.finish(event, EventState.failed(error))
                 raise SubmitIndeterminate(error, event) from error
             return event

@@ -168,3 +168,20 @@ def test_released_and_foreign_handles_are_refused(make_accel: Any, raises_kind: 
     with pytest.raises(ReleaseRejected):
         first.free_buffer(buf)
     first.destroy_context(ctx)
+
+
+@pytest.mark.parametrize(
+    ("offset", "length", "start", "size"),
+    [(100, 10, 64, 64), (0, 64, 0, 64), (950, 50, 896, 104), (900, 20, 896, 64), (10, 990, 0, 1000)],
+)
+def test_non_coherent_flush_ranges_follow_the_atom_size(offset: int, length: int, start: int, size: int) -> None:
+    """Flush/invalidate ranges: aligned down/up to nonCoherentAtomSize, or running to the allocation's end."""
+    from types import SimpleNamespace
+
+    from accel_vulkan.transfer import _atom_range
+
+    buffer = SimpleNamespace(memory=None, allocation_bytes=1000)
+    mapped = _atom_range(buffer, offset, length, 64)  # type: ignore[arg-type]
+    assert (mapped.offset, mapped.size) == (start, size)
+    assert mapped.offset % 64 == 0 and (mapped.size % 64 == 0 or mapped.offset + mapped.size == 1000)
+    assert mapped.offset <= offset and mapped.offset + mapped.size >= offset + length
