@@ -28,7 +28,6 @@ def test_document_records_machine_and_config(quick_run: tuple[dict[str, Any], Pa
         assert machine[key], key
     assert machine["packages"]["numpy"]
     assert document["config"]["quick"] is True
-    assert set(document["memcpy"]) == {str(size) for size in QUICK.transfer_sizes}
 
 
 def test_every_api_device_is_benchmarked(quick_run: tuple[dict[str, Any], Path]) -> None:
@@ -61,6 +60,7 @@ def test_transfer_rows_cover_every_domain_direction_and_size(quick_run: tuple[di
             if "gbps" in row["ours"] and "gbps" in row["raw"]:
                 assert row["ratio_ours_raw"] == pytest.approx(row["ours"]["gbps"] / row["raw"]["gbps"])
             assert "gbps" in row["raw"], f"{device['device_id']}: raw {row['domain']} not measured"
+            assert "gbps" in row["memcpy"]
 
 
 def test_round_trip_sides_ran_the_kernel(quick_run: tuple[dict[str, Any], Path]) -> None:

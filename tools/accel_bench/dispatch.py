@@ -12,7 +12,7 @@ from typing import Any
 
 from .config import Config
 from .sides import DispatchSide
-from .stats import measure, measure_batches
+from .stats import measure_interleaved
 
 __all__ = ["round_trips", "sustained"]
 
@@ -25,16 +25,24 @@ def _verified(side: DispatchSide) -> bool | None:
 def round_trips(
     config: Config, sides: Mapping[str, DispatchSide], log: Callable[[str], None]
 ) -> dict[str, dict[str, Any]]:
-    """{side name: round-trip stat (seconds) + microseconds + whether results were verified}."""
+    """{side name: round-trip stat (seconds) + microseconds + whether results were verified}.
+
+    Sides take turns, one round trip each per repeat, so load drift hits all alike.
+    """
+    stats = measure_interleaved(
+        {name: side.round_trip for name, side in sides.items()},
+        warmup=max(3, config.warmup),
+        repeats=config.round_trips,
+    )
     out: dict[str, dict[str, Any]] = {}
     for name, side in sides.items():
-        stat = measure(side.round_trip, warmup=max(3, config.warmup), repeats=config.round_trips)
+        stat = stats[name]
         entry = stat.as_dict()
         entry["median_us"] = stat.median * 1e6
         entry["verified"] = _verified(side)
         out[name] = entry
         log(
-            f"  round trip {name:<12} {entry['median_us']:9.1f} us (min {stat.min * 1e6:.1f}, max {stat.max * 1e6:.1f})"
+            f"  round trip {name:<16} {entry['median_us']:9.1f} us (min {stat.min * 1e6:.1f}, max {stat.max * 1e6:.1f})"
         )
     return out
 
@@ -42,20 +50,26 @@ def round_trips(
 def sustained(
     config: Config, sides: Mapping[str, DispatchSide], log: Callable[[str], None]
 ) -> dict[str, dict[str, Any]]:
-    """{side name: seconds per submission over ``sustained_submits`` + submissions per second}."""
-    out: dict[str, dict[str, Any]] = {}
+    """{side name: seconds per submission over ``sustained_submits`` + submissions per second}.
+
+    Sides take turns, one whole run each per repeat.
+    """
     submits, window = config.sustained_submits, config.window
+    stats = measure_interleaved(
+        {name: (lambda side=side: side.sustained(submits, window)) for name, side in sides.items()},
+        warmup=0,
+        repeats=config.sustained_repeats,
+    )
+    out: dict[str, dict[str, Any]] = {}
     for name, side in sides.items():
-        stat = measure_batches(
-            lambda side=side: side.sustained(submits, window), warmup=0, repeats=config.sustained_repeats
-        )
-        entry = stat.as_dict()
+        stat = stats[name]
+        entry = {key: value / submits if key.endswith("_s") else value for key, value in stat.as_dict().items()}
         entry["submits"] = submits
         entry["window"] = window
-        entry["per_s"] = 1.0 / stat.median
-        entry["per_s_min"] = 1.0 / stat.max
-        entry["per_s_max"] = 1.0 / stat.min
+        entry["per_s"] = submits / stat.median
+        entry["per_s_min"] = submits / stat.max
+        entry["per_s_max"] = submits / stat.min
         entry["verified"] = _verified(side)
         out[name] = entry
-        log(f"  sustained  {name:<12} {entry['per_s']:9.0f} submits/s")
+        log(f"  sustained  {name:<16} {entry['per_s']:9.0f} submits/s")
     return out

@@ -119,9 +119,10 @@ def _copy_freedom(config: Config, ours: Any, arrays: transfers.HostArrays) -> di
     domain = next((d for d in ("host", "shared", "device") if ours.offers(d)), None)
     if domain is None:
         return {"transfers": {"not_measured": "no memory domain"}}
-    buffer = ours.open_buffer(config.copyfree_large, domain)
+    large = min(config.copyfree_large, int(ours.info.limits.max_buffer_bytes))
+    buffer = ours.open_buffer(large, domain)
     try:
-        for nbytes in (config.copyfree_small, config.copyfree_large):
+        for nbytes in (config.copyfree_small, large):
             ops = {"write": ours.writer(buffer, arrays.src(nbytes)), "read": ours.reader(buffer, arrays.dst(nbytes))}
             for direction, op in ops.items():
                 op()  # first touch of driver memory happens outside the traced run
@@ -226,9 +227,7 @@ def raw_vulkan_destroy_layouts(raw: Any, set_layout: Any, layout: Any) -> None:
     vk.vkDestroyDescriptorSetLayout(raw.device, set_layout, None)
 
 
-def bench_device(
-    target: Target, config: Config, arrays: transfers.HostArrays, memcpy: dict[str, Any], log: Log
-) -> dict[str, Any]:
+def bench_device(target: Target, config: Config, arrays: transfers.HostArrays, log: Log) -> dict[str, Any]:
     """Every item for one device; failures land in ``errors``."""
     device: dict[str, Any] = {
         "device_id": target.device_id,
@@ -252,21 +251,21 @@ def bench_device(
                 device["ours_status"] = device["errors"][-1]
         raw = _guard(device, "opening raw", log, lambda: _raw_side(target, stack, device)) if target.api else None
 
+        transfer_sides: dict[str, Any] = {}
+        missing: dict[str, str] = {}
+        if ours is not None:
+            transfer_sides["ours"] = ours
+        else:
+            missing["ours"] = device["ours_status"]
+        if raw is not None:
+            transfer_sides["raw"] = raw
+        else:
+            missing["raw"] = "no raw API side"
         rows = _guard(
             device,
             "transfers",
             log,
-            lambda: transfers.transfer_rows(
-                config,
-                arrays,
-                memcpy,
-                DOMAINS,
-                ours,
-                raw,
-                log,
-                ours_missing=device["ours_status"] if ours is None else "",
-                raw_missing="no raw API side" if raw is None else "",
-            ),
+            lambda: transfers.transfer_rows(config, arrays, DOMAINS, transfer_sides, missing, log),
         )
         device["transfers"] = rows or []
 
@@ -345,11 +344,8 @@ def run(
     }
     targets = find_targets(devices, families)
     arrays = transfers.HostArrays(max(max(config.transfer_sizes), config.copyfree_large))
-    log("== memcpy ceiling")
-    memcpy = transfers.memcpy_ceiling(config, arrays)
-    document["memcpy"] = memcpy
     for target in targets:
-        document["devices"].append(bench_device(target, config, arrays, memcpy, log))
+        document["devices"].append(bench_device(target, config, arrays, log))
     document = json.loads(json.dumps(document))  # exactly what the file holds (tuples become lists)
     if json_path is not None:
         path = Path(json_path)

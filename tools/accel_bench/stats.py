@@ -14,7 +14,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-__all__ = ["Stat", "measure", "measure_batches"]
+__all__ = ["Stat", "measure_interleaved"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -45,41 +45,29 @@ class Stat:
         return cls(statistics.median(runs), min(runs), max(runs), len(runs), warmup, inner)
 
 
-def measure(fn: Callable[[], object], *, warmup: int, repeats: int, inner: int = 1) -> Stat:
-    """Call ``fn`` ``warmup`` times, then time ``repeats`` runs of ``inner`` calls each.
+def measure_interleaved(
+    ops: dict[str, Callable[[], object]], *, warmup: int, repeats: int, inner: int = 1
+) -> dict[str, Stat]:
+    """Call each op ``warmup`` times, then time ``repeats`` runs of ``inner`` calls per op,
+    the ops taking turns each repeat; seconds per call.
 
-    Returns seconds per call (run time / ``inner``).
+    A drift in machine load (other processes) then hits every side alike, so
+    their ratios stay meaningful on a busy machine.
     """
     for _ in range(warmup):
-        fn()
-    runs: list[float] = []
+        for fn in ops.values():
+            fn()
+    runs: dict[str, list[float]] = {name: [] for name in ops}
     enabled = gc.isenabled()
     gc.disable()
     try:
         for _ in range(repeats):
-            start = time.perf_counter_ns()
-            for _ in range(inner):
-                fn()
-            runs.append((time.perf_counter_ns() - start) / 1e9 / inner)
+            for name, fn in ops.items():
+                start = time.perf_counter_ns()
+                for _ in range(inner):
+                    fn()
+                runs[name].append((time.perf_counter_ns() - start) / 1e9 / inner)
     finally:
         if enabled:
             gc.enable()
-    return Stat.from_runs(runs, warmup=warmup, inner=inner)
-
-
-def measure_batches(batch: Callable[[], int], *, warmup: int, repeats: int) -> Stat:
-    """Time ``batch()`` runs that report how many operations they did; seconds per operation."""
-    for _ in range(warmup):
-        batch()
-    runs: list[float] = []
-    enabled = gc.isenabled()
-    gc.disable()
-    try:
-        for _ in range(repeats):
-            start = time.perf_counter_ns()
-            count = batch()
-            runs.append((time.perf_counter_ns() - start) / 1e9 / max(count, 1))
-    finally:
-        if enabled:
-            gc.enable()
-    return Stat.from_runs(runs, warmup=warmup, inner=1)
+    return {name: Stat.from_runs(values, warmup=warmup, inner=inner) for name, values in runs.items()}

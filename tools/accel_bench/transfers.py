@@ -2,7 +2,8 @@
 
 Every side transfers the same bytes from/to the same page-touched numpy
 arrays; numpy ``copyto`` of those bytes is the memory-bandwidth ceiling.
-One buffer of the largest size per (side, domain) serves all sizes (offset 0).
+Each size gets its own buffer (a size over the device's ``max_buffer_bytes``
+is recorded as not measured, with that reason).
 """
 
 from __future__ import annotations
@@ -14,9 +15,9 @@ import numpy as np
 
 from .config import Config
 from .sides import NotMeasured, TransferSide
-from .stats import Stat, measure
+from .stats import Stat, measure_interleaved
 
-__all__ = ["HostArrays", "memcpy_ceiling", "transfer_rows"]
+__all__ = ["HostArrays", "transfer_rows"]
 
 
 class HostArrays:
@@ -42,58 +43,31 @@ def _stat_dict(stat: Stat, nbytes: int) -> dict[str, Any]:
     return out
 
 
-def memcpy_ceiling(config: Config, arrays: HostArrays) -> dict[str, dict[str, Any]]:
-    """numpy copyto of each size: {str(size): stat with gbps}."""
-    out: dict[str, dict[str, Any]] = {}
-    for nbytes in config.transfer_sizes:
-        src, dst = arrays.src(nbytes), arrays.dst(nbytes)
+def _memcpy_op(arrays: HostArrays, nbytes: int) -> Callable[[], None]:
+    src, dst = arrays.src(nbytes), arrays.dst(nbytes)
 
-        def copy(src: np.ndarray = src, dst: np.ndarray = dst) -> None:
-            np.copyto(dst, src)
+    def copy() -> None:
+        np.copyto(dst, src)
 
-        stat = measure(copy, warmup=config.warmup, repeats=config.repeats_for(nbytes), inner=config.inner_for(nbytes))
-        out[str(nbytes)] = _stat_dict(stat, nbytes)
-    return out
+    return copy
 
 
-def _side_rows(
-    side: TransferSide, domain: str, config: Config, arrays: HostArrays, log: Callable[[str], None]
-) -> dict[tuple[str, int], dict[str, Any]]:
-    """{(direction, size): stat dict or {"not_measured": reason}} for one side and domain."""
-    results: dict[tuple[str, int], dict[str, Any]] = {}
-    largest = max(config.transfer_sizes)
-    try:
-        buffer = side.open_buffer(largest, domain)
-    except NotMeasured as exc:
-        for nbytes in config.transfer_sizes:
-            for direction in ("write", "read"):
-                results[(direction, nbytes)] = {"not_measured": exc.reason}
-        return results
-    try:
-        for nbytes in config.transfer_sizes:
-            ops = {
-                "write": side.writer(buffer, arrays.src(nbytes)),
-                "read": side.reader(buffer, arrays.dst(nbytes)),
-            }
-            for direction, op in ops.items():
-                try:
-                    stat = measure(
-                        op, warmup=config.warmup, repeats=config.repeats_for(nbytes), inner=config.inner_for(nbytes)
-                    )
-                except NotMeasured as exc:
-                    results[(direction, nbytes)] = {"not_measured": exc.reason}
-                    continue
-                entry = results[(direction, nbytes)] = _stat_dict(stat, nbytes)
-                log(f"  {side.name:>4} {domain:<6} {direction:<5} {nbytes:>10} B  {entry['gbps']:.2f} GB/s")
-        # The last read must have brought back what the last write put there (the side really moved bytes).
-        side.writer(buffer, arrays.src(largest))()
-        arrays.destination[:largest] = 0
-        side.reader(buffer, arrays.dst(largest))()
-        if not np.array_equal(arrays.src(largest), arrays.dst(largest)):
-            raise RuntimeError(f"{side.name} {domain}: read-back differs from what was written")
-    finally:
-        side.close_buffer(buffer)
-    return results
+class _Opened:
+    """The buffers of every side for one (domain, size), or each side's reason it has none."""
+
+    def __init__(self, sides: dict[str, TransferSide], domain: str, nbytes: int) -> None:
+        self.sides = sides
+        self.buffers: dict[str, Any] = {}
+        self.missing: dict[str, str] = {}
+        for name, side in sides.items():
+            try:
+                self.buffers[name] = side.open_buffer(nbytes, domain)
+            except NotMeasured as exc:
+                self.missing[name] = exc.reason
+
+    def close(self) -> None:
+        for name, buffer in self.buffers.items():
+            self.sides[name].close_buffer(buffer)
 
 
 def _ratio(a: dict[str, Any] | None, b: dict[str, Any] | None) -> float | None:
@@ -105,35 +79,59 @@ def _ratio(a: dict[str, Any] | None, b: dict[str, Any] | None) -> float | None:
 def transfer_rows(
     config: Config,
     arrays: HostArrays,
-    memcpy: dict[str, dict[str, Any]],
     domains: Sequence[str],
-    ours: TransferSide | None,
-    raw: TransferSide | None,
+    sides: dict[str, TransferSide],
+    missing: dict[str, str],
     log: Callable[[str], None],
-    ours_missing: str = "",
-    raw_missing: str = "",
 ) -> list[dict[str, Any]]:
-    """One row per (domain, direction, size): ours, raw, memcpy, and the ratios ours/raw, ours/memcpy."""
+    """One row per (domain, direction, size): every side, memcpy, and the ratios ours/raw, ours/memcpy.
+
+    ``sides`` maps "ours"/"raw" to a TransferSide; ``missing`` maps a side that
+    does not exist to the reason. Sides and memcpy take turns every repeat
+    (:func:`measure_interleaved`). Each side's buffer is exactly the transfer
+    size; after timing, a whole write then read must bring back the bytes.
+    """
     rows: list[dict[str, Any]] = []
     for domain in domains:
-        ours_results = _side_rows(ours, domain, config, arrays, log) if ours is not None else {}
-        raw_results = _side_rows(raw, domain, config, arrays, log) if raw is not None else {}
-        for direction in ("write", "read"):
-            for nbytes in config.transfer_sizes:
-                ours_stat = ours_results.get((direction, nbytes)) or {"not_measured": ours_missing or "no ours side"}
-                raw_stat = raw_results.get((direction, nbytes)) or {"not_measured": raw_missing or "no raw side"}
-                ceiling = memcpy[str(nbytes)]
-                rows.append(
-                    {
-                        "domain": domain,
-                        "direction": direction,
-                        "bytes": nbytes,
-                        "ours": ours_stat,
-                        "raw": raw_stat,
-                        "memcpy": ceiling,
-                        "ratio_ours_raw": _ratio(ours_stat, raw_stat),
-                        "ratio_ours_memcpy": _ratio(ours_stat, ceiling),
-                        "ratio_raw_memcpy": _ratio(raw_stat, ceiling),
-                    }
+        for nbytes in config.transfer_sizes:
+            opened = _Opened(sides, domain, nbytes)
+            try:
+                per_direction: dict[str, dict[str, Any]] = {}
+                for direction in ("write", "read"):
+                    ops: dict[str, Callable[[], None]] = {}
+                    for name, buffer in opened.buffers.items():
+                        side = sides[name]
+                        if direction == "write":
+                            ops[name] = side.writer(buffer, arrays.src(nbytes))
+                        else:
+                            ops[name] = side.reader(buffer, arrays.dst(nbytes))
+                    ops["memcpy"] = _memcpy_op(arrays, nbytes)
+                    stats = measure_interleaved(
+                        ops, warmup=config.warmup, repeats=config.repeats_for(nbytes), inner=config.inner_for(nbytes)
+                    )
+                    per_direction[direction] = {name: _stat_dict(stat, nbytes) for name, stat in stats.items()}
+                for name, buffer in opened.buffers.items():
+                    side = sides[name]
+                    side.writer(buffer, arrays.src(nbytes))()
+                    arrays.destination[:nbytes] = 0
+                    side.reader(buffer, arrays.dst(nbytes))()
+                    if not np.array_equal(arrays.src(nbytes), arrays.dst(nbytes)):
+                        raise RuntimeError(f"{name} {domain} {nbytes} B: read-back differs from what was written")
+            finally:
+                opened.close()
+            for direction, results in per_direction.items():
+                row: dict[str, Any] = {"domain": domain, "direction": direction, "bytes": nbytes}
+                for name in ("ours", "raw"):
+                    reason = missing.get(name) or opened.missing.get(name)
+                    row[name] = results[name] if name in results else {"not_measured": reason or "no side"}
+                row["memcpy"] = results["memcpy"]
+                row["ratio_ours_raw"] = _ratio(row["ours"], row["raw"])
+                row["ratio_ours_memcpy"] = _ratio(row["ours"], row["memcpy"])
+                row["ratio_raw_memcpy"] = _ratio(row["raw"], row["memcpy"])
+                rows.append(row)
+                log(
+                    f"  {domain:<6} {direction:<5} {nbytes:>10} B  "
+                    + "  ".join(f"{k} {v['gbps']:.2f}" for k, v in results.items())
+                    + " GB/s"
                 )
     return rows
