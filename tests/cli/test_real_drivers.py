@@ -164,3 +164,40 @@ def test_compile_refuses_a_vulkan_device(accel, vulkan_devices: list[str], tmp_p
         providers=["vulkan"],
     )
     assert proc.returncode == 2 and "is not an OpenCL device" in proc.stderr
+
+
+@pytest.mark.opencl
+def test_run_raw_opencl_source_packed_on_the_fly(accel, opencl_devices: list[str], tmp_path: Path) -> None:
+    binds, expected = _saxpy_inputs(tmp_path)
+    out = tmp_path / "out.npy"
+    source = module_path("saxpy", ModuleKind.OPENCL_SOURCE)
+    packing = ["--grid-from", "2", "--count-arg", "4", "--local-size", "64"]
+    proc = accel(["run", opencl_devices[0], source, *packing, *binds, "--out", f"2={out}"], providers=["opencl"])
+    assert proc.returncode == 0, proc.stderr
+    np.testing.assert_allclose(np.load(out), expected, rtol=1e-6)
+
+
+@pytest.mark.vulkan
+def test_run_raw_spirv_packed_on_the_fly(accel, vulkan_devices: list[str], tmp_path: Path) -> None:
+    binds, expected = _saxpy_inputs(tmp_path)
+    out = tmp_path / "out.npy"
+    module = module_path("saxpy", ModuleKind.SPIRV_VULKAN)
+    proc = accel(
+        [
+            "run",
+            vulkan_devices[0],
+            module,
+            "--grid-from",
+            "2",
+            "--count-arg",
+            "4",
+            *binds,
+            "--out",
+            f"2={out}",
+            "--json",
+        ],
+        providers=["vulkan"],
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert json.loads(proc.stdout)["artifact"]["kind"] == "spirv"
+    np.testing.assert_allclose(np.load(out), expected, rtol=1e-6)
