@@ -2,8 +2,10 @@
 
 Every instance a test makes runs with ``VK_LAYER_KHRONOS_validation`` and a
 debug-utils messenger; a test fails if the layer reported anything or if a
-native object is still live at teardown. Narrow the devices with
-``ACCEL_DEVICES``, a comma list of globs over ids such as ``vulkan:0-llvmpipe``.
+native object is still live at teardown. ``ACCEL_VULKAN_VALIDATION=0`` runs
+them without the layer (for a machine that lacks it; the layer is otherwise
+required). Narrow the devices with ``ACCEL_DEVICES``, a comma list of globs
+over ids such as ``vulkan:0-llvmpipe``.
 """
 
 from __future__ import annotations
@@ -48,6 +50,8 @@ PROGRAM_USAGE = {
     AccessMode.READ_WRITE: BufferUsage.MUTABLE_STATE,
 }
 VK = ModuleKind.SPIRV_VULKAN
+VALIDATION = os.environ.get("ACCEL_VULKAN_VALIDATION", "1").strip().lower() not in ("0", "false", "no", "off")
+"""Whether test instances run under the validation layer (default: yes)."""
 
 
 def device_id(entry: DeviceEntry) -> str:
@@ -98,7 +102,7 @@ def make_accel(entry: DeviceEntry) -> Iterator[Callable[..., Any]]:
     made: list[Any] = []
 
     def factory(**options: Any) -> Any:
-        instance = provider_family.open(entry, validation=True, **options)
+        instance = provider_family.open(entry, validation=VALIDATION, **options)
         made.append(instance)
         return instance
 

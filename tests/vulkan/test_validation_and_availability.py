@@ -14,10 +14,15 @@ import vulkan as vk
 from accelcore import ContextDesc, QueueDesc
 from accelcore.registry import DeviceEntry
 
+from .conftest import VALIDATION
+
 
 def test_validation_log_catches_an_invalid_call(entry: DeviceEntry) -> None:
     """Negative control: the same log the tests rely on records a deliberate VUID violation."""
     from accel_vulkan import provider_family
+
+    if not VALIDATION:
+        pytest.skip("ACCEL_VULKAN_VALIDATION=0: this run does not use the validation layer")
 
     accel = provider_family.open(entry, validation=True)
     try:
@@ -38,6 +43,9 @@ def test_validation_log_catches_an_invalid_call(entry: DeviceEntry) -> None:
 
 def test_validation_follows_the_environment(entry: DeviceEntry, monkeypatch: pytest.MonkeyPatch) -> None:
     from accel_vulkan import provider_family
+
+    if not VALIDATION:
+        pytest.skip("ACCEL_VULKAN_VALIDATION=0: this run does not use the validation layer")
 
     monkeypatch.setenv("ACCEL_VULKAN_VALIDATION", "1")
     on = provider_family.open(entry)
