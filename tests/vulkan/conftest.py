@@ -81,6 +81,13 @@ def _entries() -> tuple[list[Any], list[str]]:
 ENTRIES, ENTRY_IDS = _entries()
 
 
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    here = os.path.dirname(__file__)
+    for item in items:
+        if str(item.path).startswith(here):
+            item.add_marker(pytest.mark.vulkan)
+
+
 def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
     if "entry" in metafunc.fixturenames:
         metafunc.parametrize("entry", ENTRIES, ids=ENTRY_IDS, scope="module")
