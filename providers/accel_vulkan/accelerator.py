@@ -19,6 +19,7 @@ from typing import Any, TypeVar
 
 from accelcore import (
     AllocatedBuffer,
+    ArtifactFormat,
     ArtifactRef,
     BackendError,
     BindingRef,
@@ -37,7 +38,7 @@ from accelcore import (
     Timeout,
     validate_binding_ranges,
 )
-from accelcore.package import access_allows
+from accelcore.package import ModuleKind, access_allows, format_for
 
 from . import context as context_ops
 from . import memory, pipeline, submission, transfer
@@ -163,6 +164,11 @@ class VulkanAccelerator:
 
     def device_info(self) -> DeviceInfo:
         return self._info
+
+    @property
+    def artifact_formats(self) -> tuple[ArtifactFormat, ...]:
+        """The artifact formats ``load_program`` accepts: kernel packages holding Vulkan SPIR-V."""
+        return (format_for(ModuleKind.SPIRV_VULKAN),)
 
     # ------------------------------------------------------------------ contexts
 

@@ -74,6 +74,7 @@ def test_resident_bytes_is_enforced(rig: Any, raises_kind: Any) -> None:
 
 
 def test_artifact_limits_and_formats(rig: Any, raises_kind: Any) -> None:
+    assert rig.accel.artifact_formats == (format_for(VK),)
     limit = rig.accel.device_info().limits.max_artifact_bytes
     huge = ArtifactRef(format_for(VK), TargetIdentity.any(), PatternSource(limit + 1), 1 << 30)
     with raises_kind(ErrorKind.RESOURCE_LIMIT):
