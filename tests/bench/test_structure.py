@@ -87,16 +87,12 @@ def test_overhead_and_program_load_present(quick_run: tuple[dict[str, Any], Path
     document, _ = quick_run
     for device in _devices(document):
         overhead = device["overhead"]
-        assert {
-            "submit_us",
-            "poll_us",
-            "engine_submit",
-            "provider_submit",
-            "engine_poll",
-            "provider_poll",
-            "poll_terminal_us",
-        } <= set(overhead)
+        expected = {"submit_us", "poll_us", "poll_terminal_us", "proxy_cost_us", "engine_submit", "provider_submit"}
+        assert expected <= set(overhead), device["errors"]
+        assert {"engine_poll", "provider_poll", "engine_poll_terminal", "provider_poll_terminal"} <= set(overhead)
         assert overhead["pending_throughout"] is True
+        assert overhead["pending_throughout_vs_direct"] is True
+        assert overhead["in_call_submit"]["repeats"] == QUICK.overhead_repeats
         loads = device["program_load"]
         assert loads["ours"] and loads["raw"]
         for kinds in loads.values():

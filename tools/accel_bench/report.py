@@ -168,26 +168,43 @@ def _device_section(device: dict[str, Any], device_verdicts: list[dict[str, Any]
         )
     overhead = device.get("overhead", {})
     if overhead:
-        out += ["### Engine overhead (us per call: engine minus the same provider called directly)", ""]
+        out += [
+            "### Engine overhead (us per call)",
+            "",
+            "engine-own = engine time minus the time spent inside the provider in the same call (the headline);"
+            " engine / provider direct = the same call timed through the engine and on a second provider instance.",
+            "",
+        ]
         if "not_measured" in overhead:
             out += [f"not measured: {overhead['not_measured']}", ""]
         else:
             table_rows = []
-            for label, engine_key, provider_key, diff_key in (
-                ("submit", "engine_submit", "provider_submit", "submit_us"),
-                ("poll, pending event", "engine_poll", "provider_poll", "poll_us"),
+            for label, own, engine_key, provider_key, diff_key in (
+                ("submit", "submit_us", "engine_submit", "provider_submit", "submit_vs_direct_us"),
+                ("poll, pending event", "poll_us", "engine_poll", "provider_poll", "poll_vs_direct_us"),
                 (
                     "poll, terminal event (engine answers from its cache)",
+                    "poll_terminal_us",
                     "engine_poll_terminal",
                     "provider_poll_terminal",
-                    "poll_terminal_us",
+                    "poll_terminal_vs_direct_us",
                 ),
             ):
-                if engine_key in overhead:
-                    table_rows.append(
-                        [label, _us(overhead[engine_key]), _us(overhead[provider_key]), f"{overhead[diff_key]:.2f}"]
-                    )
-            out += _table(["call", "engine", "provider direct", "overhead"], table_rows)
+                table_rows.append(
+                    [
+                        label,
+                        f"{overhead[own]:.2f}" if own in overhead else "n/m",
+                        _us(overhead.get(engine_key)),
+                        _us(overhead.get(provider_key)),
+                        f"{overhead[diff_key]:.2f}" if diff_key in overhead else "n/m",
+                    ]
+                )
+            out += _table(["call", "engine-own", "engine", "provider direct", "engine - direct"], table_rows)
+            if "proxy_cost_us" in overhead:
+                out += [
+                    f"(the timing proxy's own {overhead['proxy_cost_us']:.2f} us per call is included in engine-own)",
+                    "",
+                ]
     loads = device.get("program_load", {})
     if loads:
         out += ["### Program load (ms, cold = unique module, warm = same module again)", ""]

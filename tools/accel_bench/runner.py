@@ -20,6 +20,7 @@ from accelcore.registry import DeviceEntry
 
 from . import copyfree, dispatch, kernels, program_load, transfers
 from .config import DOMAINS, Config
+from .incall import in_call_overhead
 from .machine import machine_facts
 from .overhead import engine_overhead, pending_poll_overhead
 from .report import regenerate
@@ -311,10 +312,18 @@ def bench_device(target: Target, config: Config, arrays: transfers.HostArrays, l
             )
         else:
             device["copy_freedom"] = {"ours": {"not_measured": device["ours_status"]}}
-        if ours is not None and direct is not None and "submit_us" in device["overhead"]:
-            # Last: hold mode cannot be switched off again on these instances.
+        if ours is not None and direct is not None and "engine_submit" in device["overhead"]:
             hooks = _guard(device, "conformance hooks", log, lambda: target.family.conformance(target.entry).hooks)
             if hooks is not None:
+                in_call = _guard(
+                    device,
+                    "engine overhead (in-call)",
+                    log,
+                    lambda: in_call_overhead(config, target.family, target.entry, _module_kind(target.api), hooks),
+                )
+                if in_call:
+                    device["overhead"].update(in_call)
+                # Last: hold mode cannot be switched off again on these instances.
                 pending = _guard(
                     device, "poll overhead (pending)", log, lambda: pending_poll_overhead(config, ours, direct, hooks)
                 )
