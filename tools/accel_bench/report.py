@@ -399,7 +399,7 @@ def render_plots(document: dict[str, Any], out_dir: str | Path) -> list[Path]:
             xs = list(range(len(labels)))
             ax.bar([x - 0.2 for x in xs], cold, width=0.4, label="cold")
             ax.bar([x + 0.2 for x in xs], warm, width=0.4, label="warm")
-            ax.set_xticks(xs, labels, fontsize=7)
+            ax.set_xticks(xs, labels, fontsize=7, rotation=30, ha="right")
             ax.set_yscale("log")
             ax.set_ylabel("ms (median)")
             ax.set_title("Program load, cold vs warm")

@@ -200,14 +200,14 @@ def _program_loads(target: Target, ours: Any, direct: Any, raw: Any, config: Con
         cache = raw.create_pipeline_cache()
         try:
             out["raw"] = {
-                "spirv-pipeline (no cache)": program_load.cold_warm(
+                "spirv-pipeline, no cache": program_load.cold_warm(
                     kernels.unique_spirv,
                     kernels.tiny_spirv(),
                     lambda spv: raw.pipeline(spv, layout),
                     raw.destroy_pipeline,
                     repeats,
                 ),
-                "spirv-pipeline (VkPipelineCache)": program_load.cold_warm(
+                "spirv-pipeline, VkPipelineCache": program_load.cold_warm(
                     kernels.unique_spirv,
                     kernels.tiny_spirv(),
                     lambda spv: raw.pipeline(spv, layout, cache),
