@@ -109,3 +109,22 @@ def test_verdicts_report_misses_and_gaps() -> None:
     assert "not measured" in render_markdown(
         {"machine": {}, "config": {"quick": True}, "devices": [{**device, "name": "x"}]}
     )
+
+
+def test_script_renders_from_json(quick_run: tuple[dict[str, Any], Path], tmp_path: Path) -> None:
+    """tools/bench.py --render-only: the script entry regenerates table and plots from a JSON."""
+    import subprocess
+    import sys
+
+    _, json_path = quick_run
+    script = Path(__file__).resolve().parents[2] / "tools" / "bench.py"
+    done = subprocess.run(
+        [sys.executable, str(script), "--render-only", "--json", str(json_path), "--plot", str(tmp_path)],
+        capture_output=True,
+        text=True,
+        check=False,
+        timeout=120,
+    )
+    assert done.returncode == 0, done.stderr
+    assert (tmp_path / "results.md").is_file()
+    assert (tmp_path / "round_trip.png").read_bytes()[:8] == PNG_MAGIC

@@ -339,16 +339,21 @@ def run(
     quick: bool = False,
     *,
     families: Mapping[str, Any] | None = None,
+    notes: Sequence[str] = (),
     log: Log = _stderr,
 ) -> dict[str, Any]:
     """Benchmark ``devices`` (None: every OpenCL and Vulkan device), write the JSON to ``json_path``
-    and ``results.md`` + PNGs to ``plot_dir`` (default: the JSON's folder). Returns the document."""
+    and ``results.md`` + PNGs to ``plot_dir`` (default: the JSON's folder). Returns the document.
+
+    ``families``: provider families by name (default: the installed entry points); ``notes``: lines
+    recorded in the JSON and shown at the top of the table (e.g. the state of the machine).
+    """
     config = Config.quick_mode() if quick else Config.full()
     document: dict[str, Any] = {
         "schema": SCHEMA,
         "machine": machine_facts(),
         "config": config.as_dict(),
-        "notes": [],
+        "notes": list(notes),
         "devices": [],
     }
     targets = find_targets(devices, families)
