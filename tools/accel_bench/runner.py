@@ -53,7 +53,12 @@ def _module_kind(api: str | None) -> ModuleKind:
     return ModuleKind.SPIRV_VULKAN if api == "vulkan" else ModuleKind.OPENCL_SOURCE
 
 
-def _open_ours(target: Target, stack: ExitStack, device: dict[str, Any]) -> tuple[Any, Any]:
+def _closing(stack: ExitStack, device: dict[str, Any], what: str, log: Log, close: Callable[[], Any]) -> None:
+    """Register ``close`` for the end of the device's run; a failing close is recorded, not raised."""
+    stack.callback(lambda: _guard(device, f"closing {what}", log, close))
+
+
+def _open_ours(target: Target, stack: ExitStack, device: dict[str, Any], log: Log) -> tuple[Any, Any]:
     """(ours session through the engine, provider-direct session); raises with the reason when impossible."""
     from .contract_side import ContractSession, ProviderApi
     from .engine_side import EngineApi
@@ -61,10 +66,10 @@ def _open_ours(target: Target, stack: ExitStack, device: dict[str, Any]) -> tupl
     kind = _module_kind(target.api)
     provider_a = target.family.open(target.entry)
     ours = ContractSession(EngineApi.over(provider_a), "ours", kind)
-    stack.callback(ours.close)
+    _closing(stack, device, "ours", log, ours.close)
     provider_b = target.family.open(target.entry)
     direct = ContractSession(ProviderApi(provider_b), "provider-direct", kind)
-    stack.callback(direct.close)
+    _closing(stack, device, "provider-direct", log, direct.close)
     info = ours.info
     for provider in (provider_a, provider_b):
         if getattr(provider, "validation_enabled", False):
@@ -85,7 +90,7 @@ def _open_ours(target: Target, stack: ExitStack, device: dict[str, Any]) -> tupl
     return ours, direct
 
 
-def _raw_side(target: Target, stack: ExitStack, device: dict[str, Any]) -> Any:
+def _raw_side(target: Target, stack: ExitStack, device: dict[str, Any], log: Log) -> Any:
     if target.api == "opencl":
         from . import raw_opencl
 
@@ -102,7 +107,7 @@ def _raw_side(target: Target, stack: ExitStack, device: dict[str, Any]) -> Any:
         from . import raw_vulkan
 
         raw = raw_vulkan.RawVulkan(target.uuid or None)
-        stack.callback(raw.close)
+        _closing(stack, device, "raw", log, raw.close)
         props = raw_vulkan.vk.vkGetPhysicalDeviceProperties(raw.physical)
         version = props.apiVersion
         device["driver"] = {
@@ -244,13 +249,13 @@ def bench_device(target: Target, config: Config, arrays: transfers.HostArrays, l
         if target.ours_missing:
             device["ours_status"] = target.ours_missing
         else:
-            pair = _guard(device, "opening ours", log, lambda: _open_ours(target, stack, device))
+            pair = _guard(device, "opening ours", log, lambda: _open_ours(target, stack, device, log))
             if pair is not None:
                 ours, direct = pair
                 device["ours_status"] = "measured"
             else:
                 device["ours_status"] = device["errors"][-1]
-        raw = _guard(device, "opening raw", log, lambda: _raw_side(target, stack, device)) if target.api else None
+        raw = _guard(device, "opening raw", log, lambda: _raw_side(target, stack, device, log)) if target.api else None
 
         transfer_sides: dict[str, Any] = {}
         missing: dict[str, str] = {}
@@ -282,13 +287,13 @@ def bench_device(target: Target, config: Config, arrays: transfers.HostArrays, l
                 raw_dispatch = _guard(device, "raw dispatch setup", log, raw.dispatch_side)
                 if raw_dispatch is not None:
                     sides["raw"] = raw_dispatch
-                    stack.callback(raw_dispatch.close)
+                    _closing(stack, device, "raw dispatch", log, raw_dispatch.close)
         if target.api == "vulkan":
             from .peer_wgpu import WgpuPeer
 
             peer = _guard(device, "wgpu peer", log, lambda: WgpuPeer(target.name))
             if peer is not None:
-                stack.callback(peer.close)
+                _closing(stack, device, "wgpu", log, peer.close)
                 sides["wgpu"] = peer
                 device["notes"].append(f"wgpu waits with {peer.wait_method}")
         device["round_trip"] = _guard(device, "round trip", log, lambda: dispatch.round_trips(config, sides, log)) or {}
