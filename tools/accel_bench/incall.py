@@ -1,12 +1,16 @@
 """Item 3, measured inside each call: engine time minus the provider time of the same call.
 
 An engine runs over :class:`TimedProvider`, a pass-through that adds up the
-nanoseconds spent inside the provider's ``submit`` and ``poll_event``. For a
-batch of engine calls, (engine wall time - time inside the provider) / calls is
-the engine's own validation and bookkeeping, independent of how long the
-provider takes on this busy machine. The proxy's own cost (one extra Python
-call and two clock reads, calibrated on a no-op and reported) counts against
-the engine, so the figure errs high, never low.
+time spent inside the provider's ``submit`` and ``poll_event``. For a batch of
+engine calls, (engine time - time inside the provider) / calls is the engine's
+own validation and bookkeeping, independent of how long the provider takes.
+
+Two clocks: the calling thread's CPU time (``thread_time_ns``, the headline:
+the engine's own work, blind to other processes and to GIL waits behind a
+provider's callback thread) and wall time (what a caller feels, including
+those). The proxy's own cost (one extra Python call and two reads of each
+clock, calibrated on a no-op and reported) counts against the engine, so the
+figures err high, never low.
 """
 
 from __future__ import annotations
@@ -32,117 +36,132 @@ class TimedProvider:
     def __init__(self, provider: Any) -> None:
         self._provider = provider
         self.inside_ns = 0
+        self.inside_cpu_ns = 0
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self._provider, name)
 
     def submit(self, *args: Any, **kwargs: Any) -> Any:
-        start = time.perf_counter_ns()
+        cpu, wall = time.thread_time_ns(), time.perf_counter_ns()
         try:
             return self._provider.submit(*args, **kwargs)
         finally:
-            self.inside_ns += time.perf_counter_ns() - start
+            self.inside_ns += time.perf_counter_ns() - wall
+            self.inside_cpu_ns += time.thread_time_ns() - cpu
 
     def poll_event(self, event: Any) -> Any:
-        start = time.perf_counter_ns()
+        cpu, wall = time.thread_time_ns(), time.perf_counter_ns()
         try:
             return self._provider.poll_event(event)
         finally:
-            self.inside_ns += time.perf_counter_ns() - start
+            self.inside_ns += time.perf_counter_ns() - wall
+            self.inside_cpu_ns += time.thread_time_ns() - cpu
 
 
-def _proxy_cost_ns() -> float:
-    """ns one TimedProvider layer adds around a no-op call (median of 5 runs of 20,000)."""
+def _proxy_cost_ns() -> tuple[float, float]:
+    """(CPU, wall) ns one TimedProvider layer adds around a no-op call (median of 5 runs of 20,000)."""
 
     class _Noop:
         def poll_event(self, event: Any) -> Any:
             return event
 
     proxy, plain = TimedProvider(_Noop()), _Noop()
-    runs = []
+    cpu_runs, wall_runs = [], []
     for _ in range(5):
-        start = time.perf_counter_ns()
-        for _ in range(20_000):
-            proxy.poll_event(None)
-        through = time.perf_counter_ns() - start
-        start = time.perf_counter_ns()
-        for _ in range(20_000):
-            plain.poll_event(None)
-        direct = time.perf_counter_ns() - start
-        runs.append((through - direct) / 20_000)
-    runs.sort()
-    return runs[len(runs) // 2]
+        costs = []
+        for target in (proxy, plain):
+            cpu, wall = time.thread_time_ns(), time.perf_counter_ns()
+            for _ in range(20_000):
+                target.poll_event(None)
+            costs.append((time.thread_time_ns() - cpu, time.perf_counter_ns() - wall))
+        cpu_runs.append((costs[0][0] - costs[1][0]) / 20_000)
+        wall_runs.append((costs[0][1] - costs[1][1]) / 20_000)
+    return sorted(cpu_runs)[2], sorted(wall_runs)[2]
 
 
-def _own_time(session: ContractSession, proxy: TimedProvider, calls: int, body: Callable[[], None]) -> float:
-    """Seconds per call of engine time outside the provider, for one run of ``body``."""
+def _own_time(proxy: TimedProvider, calls: int, body: Callable[[], None]) -> tuple[float, float]:
+    """(CPU, wall) seconds per call of engine time outside the provider, for one run of ``body``."""
     gc.disable()
     try:
-        proxy.inside_ns = 0
-        start = time.perf_counter_ns()
+        proxy.inside_ns = proxy.inside_cpu_ns = 0
+        cpu, wall = time.thread_time_ns(), time.perf_counter_ns()
         body()
-        total = time.perf_counter_ns() - start
-        inside = proxy.inside_ns
+        wall = time.perf_counter_ns() - wall
+        cpu = time.thread_time_ns() - cpu
+        inside, inside_cpu = proxy.inside_ns, proxy.inside_cpu_ns
     finally:
         gc.enable()
-    return (total - inside) / 1e9 / calls
+    return (cpu - inside_cpu) / 1e9 / calls, (wall - inside) / 1e9 / calls
 
 
 def in_call_overhead(config: Config, family: Any, entry: Any, kind: Any, hooks: Any) -> dict[str, Any]:
     """Engine-own µs per submit, per poll of a pending (held) event, per poll of a terminal event."""
     proxy = TimedProvider(family.open(entry))
     session = ContractSession(EngineApi.over(proxy), "ours-timed", kind)
+    repeats, warmup = config.overhead_repeats, config.warmup
+    runs: dict[str, tuple[list[float], list[float]]] = {
+        name: ([], []) for name in ("submit", "poll_pending", "poll_terminal")
+    }
+
+    def record(name: str, index: int, result: tuple[float, float]) -> None:
+        if index >= warmup:
+            runs[name][0].append(result[0])
+            runs[name][1].append(result[1])
+
     try:
-        repeats, warmup = config.overhead_repeats, config.warmup
         batch = max(1, min(config.overhead_batch, session.max_events - 1))
-        submit_runs: list[float] = []
         for index in range(warmup + repeats):
             events: list[Any] = []
-            seconds = _own_time(
-                session, proxy, batch, lambda events=events: events.extend(session.submit() for _ in range(batch))
+            record(
+                "submit",
+                index,
+                _own_time(proxy, batch, lambda events=events: events.extend(session.submit() for _ in range(batch))),
             )
             for event in events:
                 session.finish(event)
-            if index >= warmup:
-                submit_runs.append(seconds)
         poll = session.api.poll_event
+
+        def polls(event: Any) -> Callable[[], None]:
+            def body() -> None:
+                for _ in range(POLLS_PER_RUN):
+                    poll(event)
+
+            return body
+
         done = session.submit()
         while not poll(done).is_terminal:
             pass
-        terminal_runs = []
         for index in range(warmup + repeats):
-            seconds = _own_time(
-                session, proxy, POLLS_PER_RUN, lambda: [poll(done) for _ in range(POLLS_PER_RUN)] and None
-            )
-            if index >= warmup:
-                terminal_runs.append(seconds)
+            record("poll_terminal", index, _own_time(proxy, POLLS_PER_RUN, polls(done)))
         session.api.destroy_event(done)
         hooks.hold_submissions(proxy._provider)
         held = session.submit()
-        pending_runs = []
         for index in range(warmup + repeats):
-            seconds = _own_time(
-                session, proxy, POLLS_PER_RUN, lambda: [poll(held) for _ in range(POLLS_PER_RUN)] and None
-            )
-            if index >= warmup:
-                pending_runs.append(seconds)
+            record("poll_pending", index, _own_time(proxy, POLLS_PER_RUN, polls(held)))
         pending_throughout = not poll(held).is_terminal
         native = session.api.engine._events.get(held).handle  # the hook needs the provider's handle
         hooks.complete_held(proxy._provider, native)
         session.finish(held)
     finally:
         session.close()
-    stats = {
-        "submit": Stat.from_runs(submit_runs, warmup=warmup, inner=batch),
-        "poll_pending": Stat.from_runs(pending_runs, warmup=warmup, inner=POLLS_PER_RUN),
-        "poll_terminal": Stat.from_runs(terminal_runs, warmup=warmup, inner=POLLS_PER_RUN),
-    }
-    return {
-        **{f"in_call_{name}": stat.as_dict() for name, stat in stats.items()},
-        "submit_us": stats["submit"].median * 1e6,
-        "poll_us": stats["poll_pending"].median * 1e6,
-        "poll_terminal_us": stats["poll_terminal"].median * 1e6,
-        "pending_throughout": pending_throughout,
-        "proxy_cost_us": _proxy_cost_ns() / 1e3,
-        "method": "in-call: engine time minus time inside the provider's submit/poll_event (TimedProvider)",
-    }
+    inner = {"submit": batch, "poll_pending": POLLS_PER_RUN, "poll_terminal": POLLS_PER_RUN}
+    out: dict[str, Any] = {}
+    for name, (cpu_runs, wall_runs) in runs.items():
+        cpu = Stat.from_runs(cpu_runs, warmup=warmup, inner=inner[name])
+        wall = Stat.from_runs(wall_runs, warmup=warmup, inner=inner[name])
+        out[f"in_call_{name}_cpu"] = cpu.as_dict()
+        out[f"in_call_{name}_wall"] = wall.as_dict()
+        key = {"submit": "submit", "poll_pending": "poll", "poll_terminal": "poll_terminal"}[name]
+        out[f"{key}_us"] = cpu.median * 1e6
+        out[f"{key}_wall_us"] = wall.median * 1e6
+    proxy_cpu, proxy_wall = _proxy_cost_ns()
+    out.update(
+        {
+            "pending_throughout": pending_throughout,
+            "proxy_cost_us": proxy_cpu / 1e3,
+            "proxy_cost_wall_us": proxy_wall / 1e3,
+            "method": "in-call: engine time minus time inside the provider's submit/poll_event "
+            "(TimedProvider); *_us = calling thread's CPU time, *_wall_us = wall time",
+        }
+    )
+    return out

@@ -171,20 +171,21 @@ def _device_section(device: dict[str, Any], device_verdicts: list[dict[str, Any]
         out += [
             "### Engine overhead (us per call)",
             "",
-            "engine-own = engine time minus the time spent inside the provider in the same call (the headline);"
-            " engine / provider direct = the same call timed through the engine and on a second provider instance.",
+            "engine-own = engine time minus the time spent inside the provider in the same call, on the"
+            " calling thread's CPU clock (the headline) and on the wall clock; engine / provider direct ="
+            " the same call timed through the engine and on a second provider instance (cross-check).",
             "",
         ]
         if "not_measured" in overhead:
             out += [f"not measured: {overhead['not_measured']}", ""]
         else:
             table_rows = []
-            for label, own, engine_key, provider_key, diff_key in (
-                ("submit", "submit_us", "engine_submit", "provider_submit", "submit_vs_direct_us"),
-                ("poll, pending event", "poll_us", "engine_poll", "provider_poll", "poll_vs_direct_us"),
+            for label, key, engine_key, provider_key, diff_key in (
+                ("submit", "submit", "engine_submit", "provider_submit", "submit_vs_direct_us"),
+                ("poll, pending event", "poll", "engine_poll", "provider_poll", "poll_vs_direct_us"),
                 (
                     "poll, terminal event (engine answers from its cache)",
-                    "poll_terminal_us",
+                    "poll_terminal",
                     "engine_poll_terminal",
                     "provider_poll_terminal",
                     "poll_terminal_vs_direct_us",
@@ -193,16 +194,21 @@ def _device_section(device: dict[str, Any], device_verdicts: list[dict[str, Any]
                 table_rows.append(
                     [
                         label,
-                        f"{overhead[own]:.2f}" if own in overhead else "n/m",
+                        f"{overhead[key + '_us']:.2f}" if key + "_us" in overhead else "n/m",
+                        f"{overhead[key + '_wall_us']:.2f}" if key + "_wall_us" in overhead else "n/m",
                         _us(overhead.get(engine_key)),
                         _us(overhead.get(provider_key)),
                         f"{overhead[diff_key]:.2f}" if diff_key in overhead else "n/m",
                     ]
                 )
-            out += _table(["call", "engine-own", "engine", "provider direct", "engine - direct"], table_rows)
+            out += _table(
+                ["call", "engine-own CPU", "engine-own wall", "engine", "provider direct", "engine - direct"],
+                table_rows,
+            )
             if "proxy_cost_us" in overhead:
                 out += [
-                    f"(the timing proxy's own {overhead['proxy_cost_us']:.2f} us per call is included in engine-own)",
+                    f"The timing proxy's own cost ({overhead['proxy_cost_us']:.2f} us CPU,"
+                    f" {overhead.get('proxy_cost_wall_us', 0.0):.2f} us wall per call) is included in engine-own.",
                     "",
                 ]
     loads = device.get("program_load", {})
@@ -381,6 +387,27 @@ def render_plots(document: dict[str, Any], out_dir: str | Path) -> list[Path]:
         "sustained.png",
         log=True,
     )
+
+    overhead_devices = [d for d in devices if "submit_us" in d.get("overhead", {})]
+    if overhead_devices:
+        fig, ax = plt.subplots(figsize=(7.5, 4.2))
+        calls = (("submit_us", "submit", 25.0), ("poll_us", "poll (pending)", 5.0))
+        width = 0.8 / len(overhead_devices)
+        for i, d in enumerate(overhead_devices):
+            ys = [d["overhead"].get(key, 0.0) for key, _, _ in calls]
+            ax.bar([j + i * width for j in range(len(calls))], ys, width=width, label=d["device_id"])
+        for j, (_, _, bound) in enumerate(calls):
+            ax.hlines(bound, j - width / 2, j + 0.8 - width / 2, colors="red", linestyles="dashed")
+        ax.set_xticks([j + 0.4 - width / 2 for j in range(len(calls))], [label for _, label, _ in calls])
+        ax.set_ylabel("engine-own us per call (median)")
+        ax.set_title("Engine overhead, provider time subtracted (dashed: target)")
+        ax.grid(True, axis="y", alpha=0.3)
+        ax.legend(fontsize=8)
+        fig.tight_layout()
+        path = out / "engine_overhead.png"
+        fig.savefig(path, dpi=90)
+        plt.close(fig)
+        written.append(path)
 
     load_devices = [d for d in devices if d.get("program_load")]
     if load_devices:
