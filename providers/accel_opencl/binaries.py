@@ -9,7 +9,8 @@ in-process driver only when it is *trusted*:
 1. its package records this device's exact ``TargetIdentity`` (else INCOMPATIBLE);
 2. its header passes the structural check of the driver family (PoCL:
    ``poclbin`` magic; rusticl: version-1 header whose length field matches
-   and whose payload is SPIR-V) - else INCOMPATIBLE;
+   and whose payload is SPIR-V) - else INCOMPATIBLE; a rusticl SPIR-V body
+   that accelcore's inspector finds malformed is INVALID_ARGUMENT;
 3. its SHA-256 is one this process produced itself (a source build) or one
    that already loaded cleanly in an isolated probe process
    (``python -m accel_opencl.binary_probe``); a binary that crashes the
@@ -31,6 +32,7 @@ import sys
 import threading
 
 from accelcore import BackendError, ErrorKind
+from accelcore.spirv import inspect_spirv
 
 from .errors import error_from_status
 
@@ -94,6 +96,12 @@ def check_binary_header(family: str, binary: bytes) -> None:
         (magic,) = struct.unpack_from("<I", binary, _RUSTICL_HEADER.size)
         if magic != _SPIRV_MAGIC or body % 4:
             raise _incompatible("the rusticl binary body is not SPIR-V")
+        try:
+            inspect_spirv(binary[_RUSTICL_HEADER.size :])
+        except BackendError as exc:
+            raise BackendError(
+                ErrorKind.INVALID_ARGUMENT, f"device binary refused: its SPIR-V body is malformed ({exc.message})"
+            ) from None
 
 
 def ensure_trusted(binary: bytes, device_index: int, device_uuid: bytes, build_options: str, entry_point: str) -> None:

@@ -5,6 +5,8 @@ For every OpenCL device, with one small kernel (1024 u32 items):
 * ``raw_ungated_us``: pyopencl enqueue of N kernels, then one finish (per kernel);
 * ``raw_gated_us``: the same, each kernel behind a user event that is set
   complete right after the enqueue (plus the flushes the provider does);
+* ``raw_sync_ungated_us`` / ``raw_sync_gated_us``: enqueue one kernel (without /
+  with a gate opened right away) and poll its status until complete, repeated;
 * ``provider_pipelined_us``: N ``submit`` calls, then poll all to Complete;
 * ``provider_sync_us``: submit, poll to Complete, repeat (no queue depth);
 * ``callbacks``: how many RUNNING callbacks the release policy armed in the
@@ -31,7 +33,7 @@ __kernel void twice(__global const uint *src, __global uint *dst, const uint cou
 ITEMS = 1024
 
 
-def _raw(device: Any, count: int) -> tuple[float, float]:
+def _raw(device: Any, count: int) -> tuple[float, float, float, float]:
     import numpy as np
     import pyopencl as cl
     from pyopencl import _cl
@@ -65,9 +67,28 @@ def _raw(device: Any, count: int) -> tuple[float, float]:
         queue.flush()
     queue.finish()
     gated = (time.perf_counter() - start) / count
+
+    def wait(event: Any) -> None:
+        queue.flush()  # rusticl starts nothing on an unflushed queue
+        while int(event.command_execution_status) > 0:
+            time.sleep(0)
+
+    start = time.perf_counter()
+    for _ in range(count):
+        wait(cl.enqueue_nd_range_kernel(queue, kernel, size, local))
+    sync_ungated = (time.perf_counter() - start) / count
+    start = time.perf_counter()
+    for _ in range(count):
+        gate = cl.UserEvent(context)
+        event = cl.enqueue_nd_range_kernel(queue, kernel, size, local, wait_for=[gate])
+        queue.flush()
+        gate.set_status(0)
+        queue.flush()
+        wait(event)
+    sync_gated = (time.perf_counter() - start) / count
     src.release()
     dst.release()
-    return ungated * 1e6, gated * 1e6
+    return ungated * 1e6, gated * 1e6, sync_ungated * 1e6, sync_gated * 1e6
 
 
 def _provider(entry: Any, count: int) -> tuple[float, float, int]:
@@ -147,7 +168,7 @@ def main() -> None:
     rows = []
     for entry in provider_family.discover():
         device = find_device(entry).device
-        ungated, gated = _raw(device, args.count)
+        ungated, gated, sync_ungated, sync_gated = _raw(device, args.count)
         pipelined, sync, callbacks = _provider(entry, args.count)
         rows.append(
             {
@@ -156,6 +177,8 @@ def main() -> None:
                 "count": args.count,
                 "raw_ungated_us": round(ungated, 1),
                 "raw_gated_us": round(gated, 1),
+                "raw_sync_ungated_us": round(sync_ungated, 1),
+                "raw_sync_gated_us": round(sync_gated, 1),
                 "provider_pipelined_us": round(pipelined, 1),
                 "provider_sync_us": round(sync, 1),
                 "callbacks": callbacks,

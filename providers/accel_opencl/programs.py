@@ -26,9 +26,11 @@ from typing import Any
 from accelcore import ArtifactRef, BackendError, ErrorKind, TargetIdentity
 from accelcore.package import KernelPackage, ModuleKind
 from accelcore.package_codec import parse_artifact
+from accelcore.spirv import Flavour, check_capabilities, inspect_spirv, opencl_supported_capabilities
 
 from . import binaries
 from .errors import cl_call, error_from_status
+from .il import create_program_with_il_khr
 
 __all__ = ["CACHE_ENTRIES", "BuiltProgram", "ProgramLoader", "cache_clear", "cache_size"]
 
@@ -108,6 +110,13 @@ class ProgramLoader:
         extensions = str(device.extensions).split()
         self.il_version = il_version
         self.il_khr = "cl_khr_il_program" in extensions
+        self._platform = device.platform
+        self._device_name = str(device.name)
+        c_version = str(device.opencl_c_version)  # "OpenCL C 1.2 ..."
+        major = int(c_version.split()[2].split(".")[0]) if len(c_version.split()) > 2 else 1
+        self._spirv_capabilities = opencl_supported_capabilities(
+            extensions, images=bool(device.image_support), opencl_c_major=major
+        )
         self._max_work_item_sizes = tuple(int(v) for v in device.max_work_item_sizes)
         self._max_work_group_size = int(device.max_work_group_size)
 
@@ -196,18 +205,27 @@ class ProgramLoader:
 
     def _from_il(self, context: Any, package: KernelPackage, resident_limit: int) -> BuiltProgram:
         module = package.module
-        if len(module) < 20 or len(module) % 4 or int.from_bytes(module[:4], "little") != 0x07230203:
-            raise BackendError(ErrorKind.INVALID_ARGUMENT, "OpenCL SPIR-V module is not SPIR-V (bad magic or length)")
+        inspected = inspect_spirv(module)  # structure: INVALID_ARGUMENT on malformed words
+        if inspected.flavour is not Flavour.OPENCL:
+            raise BackendError(
+                ErrorKind.INVALID_ARGUMENT,
+                f"an OpenCL SPIR-V package holds a {inspected.flavour.value} module (Shader/GLCompute, not Kernel)",
+            )
+        inspected.entry_point(package.entry_point)
         if not self.il_version and not self.il_khr:
             raise BackendError(
                 ErrorKind.UNSUPPORTED,
                 "this device cannot ingest OpenCL SPIR-V: it reports no CL_DEVICE_IL_VERSION and no "
                 "cl_khr_il_program extension (load the OPENCL_SOURCE package instead)",
             )
+        check_capabilities(inspected, self._spirv_capabilities, device=f"OpenCL device {self._device_name!r}")
         if len(module) > resident_limit:
             raise _resource_limit("the retained SPIR-V module", len(module), resident_limit)
-        with cl_call("clCreateProgramWithIL", "creating a program from OpenCL SPIR-V"):
-            native = self._cl._cl._create_program_with_il(context, module)
+        if self.il_version:
+            with cl_call("clCreateProgramWithIL", "creating a program from OpenCL SPIR-V"):
+                native = self._cl._cl._create_program_with_il(context, module)
+        else:
+            native = create_program_with_il_khr(self._cl, context, self._platform, module)
         self._build_native(native, package.build_options, "OpenCL SPIR-V")
         binary = self._binary_of(native)
         return BuiltProgram(native, self._kernel(native, package), binary, len(binary) + len(module), False)

@@ -213,3 +213,33 @@ def test_programs_are_accounted(accel: Any, make_package: Any) -> None:
     accel.unload_program(program)
     accel.destroy_context(ctx)
     assert not any(accel.live_resources().values())
+
+
+def _spirv_ref(module: bytes, entry: str = "conformance") -> ArtifactRef:
+    from accelcore.corpus import kernel_spec
+
+    spec = kernel_spec("conformance")
+    pkg = KernelPackage(
+        module_kind=ModuleKind.SPIRV_OPENCL,
+        entry_point=entry,
+        local_size=spec.local_size,
+        bindings=spec.bindings,
+        dispatch=spec.dispatch,
+        module=module,
+    )
+    return _artifact(pkg)
+
+
+def test_spirv_is_inspected_before_anything_else(rig: Any, raises_kind: Any) -> None:
+    from accelcore.corpus import load_module
+
+    opencl_spirv = load_module("conformance", ModuleKind.SPIRV_OPENCL)
+    vulkan_spirv = load_module("conformance", ModuleKind.SPIRV_VULKAN)
+    with raises_kind(ErrorKind.INVALID_ARGUMENT) as info:  # a Vulkan module in an OpenCL SPIR-V package
+        rig.accel.load_program(rig.context, _spirv_ref(vulkan_spirv))
+    assert "vulkan" in info.value.message
+    with raises_kind(ErrorKind.INVALID_ARGUMENT):  # no such entry point
+        rig.accel.load_program(rig.context, _spirv_ref(opencl_spirv, entry="missing"))
+    truncated = opencl_spirv[: len(opencl_spirv) // 2 // 4 * 4]
+    with raises_kind(ErrorKind.INVALID_ARGUMENT):
+        rig.accel.load_program(rig.context, _spirv_ref(truncated))
