@@ -36,3 +36,33 @@ def test_corpus_kernel_matches_numpy(rig: Any, kernel: str, elements: int) -> No
     for slot in case.expected:
         problem = compare(case, slot, rig.read(slots[slot][0]))
         assert problem is None, problem
+
+
+LOOP_CAP_XFAIL = {
+    "rusticl": (
+        "2026-11-30: Mesa 22.3.6 rusticl on llvmpipe silently ends every loop after 65535 iterations "
+        "(llvmpipe's loop limit); results past that are wrong, with no error"
+    ),
+}
+
+
+@pytest.mark.parametrize("iterations", [65535, 100_000], ids=["at-cap", "past-cap"])
+def test_spin_kernel_beyond_65535_iterations(
+    entry: Any, rig: Any, iterations: int, request: pytest.FixtureRequest
+) -> None:
+    from accelcore.corpus import spin_case
+
+    reason = LOOP_CAP_XFAIL.get(entry.native.get("tag", ""))
+    if reason is not None and iterations > 65535:
+        request.applymarker(pytest.mark.xfail(reason=reason, strict=True))
+    case = spin_case(64, iterations)
+    raw = load_package("spin", ModuleKind.OPENCL_SOURCE)
+    ref = ArtifactRef(format_for(ModuleKind.OPENCL_SOURCE), TargetIdentity.any(), MemorySource(raw), 64 << 20)
+    program = rig.accel.load_program(rig.context, ref)
+    rig.programs.append(program)
+    params = rig.buffer(case.initial[0], "r")
+    out = rig.buffer(case.initial[1], "w")
+    event = rig.submit(program, {0: (params, "r"), 1: (out, "w")})
+    assert str(rig.wait(event)) == "Complete"
+    problem = compare(case, 1, rig.read(out))
+    assert problem is None, problem
