@@ -90,3 +90,30 @@ def test_missing_pyopencl_is_a_clear_provider_unavailable() -> None:
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60, check=False)
     assert done.returncode == 0, done.stderr
     assert "UNAVAILABLE" in done.stdout and "accelcore[opencl]" in done.stdout
+
+
+def test_importing_the_provider_imports_no_driver_binding() -> None:
+    code = "import sys, accel_opencl; print('pyopencl' in sys.modules)"
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60, check=False)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "False"
+
+
+def test_accel_devices_narrows_the_parametrization() -> None:
+    import os
+    from pathlib import Path
+
+    here = Path(__file__).parent
+    env = {**os.environ, "ACCEL_DEVICES": "*-rusticl,*-nothing"}
+    done = subprocess.run(
+        [sys.executable, "-m", "pytest", "--collect-only", "-q", str(here / "test_errors.py")],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env=env,
+        check=False,
+    )
+    ids = [line for line in done.stdout.splitlines() if "test_cl_call_translates_a_real_driver_error" in line]
+    tags = [entry.native["tag"] for entry in provider_family.discover()]
+    assert len(ids) == tags.count("rusticl") or ("rusticl" not in tags and len(ids) == 1), done.stdout
+    assert all("pocl" not in line for line in ids)
