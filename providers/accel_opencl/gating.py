@@ -255,6 +255,7 @@ class QueueGates:
             with cl_call("clSetUserEventStatus", "opening a submission gate"):
                 submission.gate.set_status(_CL_COMPLETE)
             submission.phase = Phase.RELEASED
+            submission.previous = None  # only a gated tail needs its predecessor (no chain of old submissions)
             with cl_call("clFlush", "flushing the queue after opening a gate"):
                 self._native_queue.flush()
         except BackendError as error:
@@ -264,6 +265,7 @@ class QueueGates:
     def _end_gated(self, submission: Submission, state: EventState) -> None:
         """Complete a closed gate negatively: the kernel never runs; record ``state``."""
         submission.phase, submission.state = Phase.ENDED, state
+        submission.previous = None
         try:
             submission.gate.set_status(-1)
             self._native_queue.flush()

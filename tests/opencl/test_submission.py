@@ -316,3 +316,35 @@ def test_deferred_submission_past_its_deadline_never_runs(rig: Any, make_package
     rig.accel.release_held(first)
     assert rig.wait(first) == EventState.COMPLETE
     assert np.array_equal(_out(rig, late), UNTOUCHED) and np.array_equal(_out(rig, dst), EXPECTED)
+
+
+def test_submission_cycles_retain_nothing(rig: Any, make_package: Any) -> None:
+    """submit + poll + destroy 1000 times keeps no more memory than 100 times (regression:
+    each gated tail once kept a reference to its predecessor, a chain of every submission)."""
+    import gc
+    import tracemalloc
+
+    program, src, dst = _twice_rig(rig, make_package)
+    bindings = [
+        BindingRef(0, src, BufferRange(0, N * 4), AccessMode.READ),
+        BindingRef(1, dst, BufferRange(0, N * 4), AccessMode.WRITE),
+    ]
+
+    def cycles(count: int) -> int:
+        gc.collect()
+        tracemalloc.start()
+        try:
+            before = tracemalloc.get_traced_memory()[0]
+            for _ in range(count):
+                event = rig.accel.submit(rig.queue, program, bindings, Timeout.INFINITE)
+                while not rig.accel.poll_event(event).is_terminal:
+                    pass
+                rig.accel.destroy_event(event)
+            gc.collect()
+            return tracemalloc.get_traced_memory()[0] - before
+        finally:
+            tracemalloc.stop()
+
+    cycles(20)
+    few, many = cycles(100), cycles(1000)
+    assert many <= few + 16384, (few, many)
