@@ -20,6 +20,7 @@ from typing import Any
 from accelcore import (
     AcceleratorClass,
     AllocatedBuffer,
+    ArtifactFormat,
     ArtifactRef,
     BackendError,
     BindingRef,
@@ -40,7 +41,7 @@ from accelcore import (
     Timeout,
     validate_binding_ranges,
 )
-from accelcore.package import NO_COUNT_ARGUMENT, DispatchKind, KernelPackage, access_allows
+from accelcore.package import NO_COUNT_ARGUMENT, DispatchKind, KernelPackage, ModuleKind, access_allows, format_for
 
 from .accounting import LiveObjects
 from .cancellation import CancellationProof, gate_cancellation_proof
@@ -297,6 +298,15 @@ class OpenCLAccelerator:
         """Provider extra: the device binary of a loaded program (for OPENCL_BINARY packages)."""
         self._mine(program, OpenCLProgram, "program")
         return program.binary
+
+    @property
+    def artifact_formats(self) -> tuple[ArtifactFormat, ...]:
+        """Formats ``load_program`` accepts: OpenCL C and device-binary packages, plus OpenCL
+        SPIR-V packages where the device reports an IL version or ``cl_khr_il_program``."""
+        kinds = [ModuleKind.OPENCL_SOURCE, ModuleKind.OPENCL_BINARY]
+        if self._loader.il_version or self._loader.il_khr:
+            kinds.append(ModuleKind.SPIRV_OPENCL)
+        return tuple(format_for(kind) for kind in kinds)
 
     @property
     def binary_target(self) -> Any:

@@ -243,3 +243,11 @@ def test_spirv_is_inspected_before_anything_else(rig: Any, raises_kind: Any) -> 
     truncated = opencl_spirv[: len(opencl_spirv) // 2 // 4 * 4]
     with raises_kind(ErrorKind.INVALID_ARGUMENT):
         rig.accel.load_program(rig.context, _spirv_ref(truncated))
+
+
+def test_declared_artifact_formats_match_what_loads(rig: Any) -> None:
+    formats = rig.accel.artifact_formats
+    assert format_for(ModuleKind.OPENCL_SOURCE) in formats and format_for(ModuleKind.OPENCL_BINARY) in formats
+    has_il = bool(rig.accel._loader.il_version or rig.accel._loader.il_khr)
+    assert (format_for(ModuleKind.SPIRV_OPENCL) in formats) == has_il
+    assert format_for(ModuleKind.SPIRV_VULKAN) not in formats
