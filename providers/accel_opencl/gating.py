@@ -79,7 +79,11 @@ class HoldSwitch:
 
 
 class Submission:
-    """One admitted kernel run: what to enqueue, its gate, its kernel event and its recorded state."""
+    """One admitted kernel run: what to enqueue, its gate, its kernel event and its recorded state.
+
+    ``state`` is always written before ``phase`` becomes ENDED, so a lock-free reader that sees
+    ENDED also sees the terminal state.
+    """
 
     __slots__ = (
         "arguments",
@@ -201,7 +205,7 @@ class QueueGates:
             if nxt.phase is not Phase.DEFERRED:
                 continue  # cancelled or expired while deferred
             if nxt.expired(time.monotonic_ns()):
-                nxt.phase, nxt.state = Phase.ENDED, _deadline_state()
+                nxt.state, nxt.phase = _deadline_state(), Phase.ENDED
                 continue
             if self._enqueue(nxt):
                 nxt.previous = tail
@@ -241,7 +245,7 @@ class QueueGates:
                     gate.set_status(-1)
                 except Exception:
                     pass
-            submission.phase, submission.state = Phase.ENDED, EventState.failed(error)
+            submission.state, submission.phase = EventState.failed(error), Phase.ENDED
             return False
         submission.gate = gate
         submission.kernel_event = event
@@ -260,11 +264,11 @@ class QueueGates:
                 self._native_queue.flush()
         except BackendError as error:
             if submission.phase is Phase.GATED:
-                submission.phase, submission.state = Phase.ENDED, EventState.failed(error)
+                submission.state, submission.phase = EventState.failed(error), Phase.ENDED
 
     def _end_gated(self, submission: Submission, state: EventState) -> None:
         """Complete a closed gate negatively: the kernel never runs; record ``state``."""
-        submission.phase, submission.state = Phase.ENDED, state
+        submission.state, submission.phase = state, Phase.ENDED
         submission.previous = None
         try:
             submission.gate.set_status(-1)
@@ -284,23 +288,23 @@ class QueueGates:
             if phase is Phase.RELEASED:
                 status = int(submission.kernel_event.command_execution_status)
                 if status == _CL_COMPLETE:
-                    submission.phase, submission.state = Phase.ENDED, EventState.COMPLETE
+                    submission.state, submission.phase = EventState.COMPLETE, Phase.ENDED
                 elif status < 0:
                     error = error_from_status(status, "clGetEventInfo", "the kernel ended with an error status")
-                    submission.phase, submission.state = Phase.ENDED, EventState.failed(error)
+                    submission.state, submission.phase = EventState.failed(error), Phase.ENDED
             elif phase in (Phase.DEFERRED, Phase.GATED) and submission.expired(time.monotonic_ns()):
                 if phase is Phase.GATED:
                     self._end_gated(submission, _deadline_state())
                     self._pump_locked()
                 else:
-                    submission.phase, submission.state = Phase.ENDED, _deadline_state()
+                    submission.state, submission.phase = _deadline_state(), Phase.ENDED
             return submission.state
 
     def cancel(self, submission: Submission) -> None:
         """Cancel a deferred or gated submission; BUSY when it was released or had ended otherwise."""
         with self._lock:
             if submission.phase is Phase.DEFERRED:
-                submission.phase, submission.state = Phase.ENDED, EventState.CANCELLED
+                submission.state, submission.phase = EventState.CANCELLED, Phase.ENDED
                 return
             if submission.phase is Phase.GATED:
                 self._end_gated(submission, EventState.CANCELLED)
