@@ -9,17 +9,15 @@ size must fit; anything retained (binary plus retained source or IL) must
 fit ``resident_bytes`` (else RESOURCE_LIMIT). Build logs are part of the
 error message. Nothing keeps a reference to the caller's payload.
 
-Binary cache: a source build stores its binary under (SHA-256 of source,
-build options and entry point; device TargetIdentity) in a process-wide LRU
-of :data:`CACHE_ENTRIES` entries; a second load of the same source on the
-same device target builds from that binary instead of compiling again.
+Binary cache (:mod:`.binary_cache`): a source build stores its binary under
+(SHA-256 of source, build options and entry point; device TargetIdentity),
+in memory and on disk; a second load of the same source on the same device
+target builds from that binary instead of compiling again.
 """
 
 from __future__ import annotations
 
 import hashlib
-import threading
-from collections import OrderedDict
 from dataclasses import dataclass
 from typing import Any
 
@@ -28,43 +26,13 @@ from accelcore.package import KernelPackage, ModuleKind
 from accelcore.package_codec import parse_artifact
 from accelcore.spirv import Flavour, check_capabilities, inspect_spirv, opencl_supported_capabilities
 
-from . import binaries
+from . import binaries, binary_cache
 from .errors import cl_call, error_from_status
 from .il import create_program_with_il_khr
 
-__all__ = ["CACHE_ENTRIES", "BuiltProgram", "ProgramLoader", "cache_clear", "cache_size"]
+__all__ = ["ACCEPTED_KINDS", "BuiltProgram", "ProgramLoader"]
 
-CACHE_ENTRIES = 128
 ACCEPTED_KINDS = frozenset({ModuleKind.OPENCL_SOURCE, ModuleKind.OPENCL_BINARY, ModuleKind.SPIRV_OPENCL})
-
-_cache: OrderedDict[tuple[bytes, tuple[int, ...]], bytes] = OrderedDict()
-_cache_lock = threading.Lock()
-
-
-def cache_clear() -> None:
-    with _cache_lock:
-        _cache.clear()
-
-
-def cache_size() -> int:
-    with _cache_lock:
-        return len(_cache)
-
-
-def _cache_get(key: tuple[bytes, tuple[int, ...]]) -> bytes | None:
-    with _cache_lock:
-        binary = _cache.get(key)
-        if binary is not None:
-            _cache.move_to_end(key)
-        return binary
-
-
-def _cache_put(key: tuple[bytes, tuple[int, ...]], binary: bytes) -> None:
-    with _cache_lock:
-        _cache[key] = binary
-        _cache.move_to_end(key)
-        while len(_cache) > CACHE_ENTRIES:
-            _cache.popitem(last=False)
 
 
 @dataclass(slots=True)
@@ -171,7 +139,7 @@ class ProgramLoader:
         if "\0" in source:
             raise BackendError(ErrorKind.INVALID_ARGUMENT, f"OpenCL C source has a NUL byte at {source.index(chr(0))}")
         key = self._source_key(package)
-        cached = _cache_get(key)
+        cached = binary_cache.get(key)
         if cached is not None:
             native = self._program_from_binary(context, cached, package.build_options)
             return BuiltProgram(native, self._kernel(native, package), cached, len(cached), True)
@@ -183,7 +151,7 @@ class ProgramLoader:
         self._build_native(native, package.build_options, "OpenCL C source")
         binary = self._binary_of(native)
         binaries.trust(binary)
-        _cache_put(key, binary)
+        binary_cache.put(key, binary)
         return BuiltProgram(native, self._kernel(native, package), binary, len(binary) + len(package.module), False)
 
     def _from_binary(self, context: Any, package: KernelPackage, resident_limit: int) -> BuiltProgram:

@@ -11,6 +11,8 @@ from __future__ import annotations
 import os
 
 os.environ.setdefault("RUSTICL_ENABLE", "swrast")
+# Keep the provider's on-disk binary cache out of the user's home during tests.
+os.environ.setdefault("ACCELCORE_CACHE_DIR", __import__("tempfile").mkdtemp(prefix="accel-opencl-cache-"))
 
 import fnmatch
 from collections.abc import Callable, Iterator

@@ -251,3 +251,35 @@ def test_declared_artifact_formats_match_what_loads(rig: Any) -> None:
     has_il = bool(rig.accel._loader.il_version or rig.accel._loader.il_khr)
     assert (format_for(ModuleKind.SPIRV_OPENCL) in formats) == has_il
     assert format_for(ModuleKind.SPIRV_VULKAN) not in formats
+
+
+def test_binary_cache_survives_the_process_on_disk(
+    rig: Any, make_package: Any, tmp_path: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from accel_opencl import binary_cache
+
+    monkeypatch.setenv("ACCELCORE_CACHE_DIR", str(tmp_path))
+    pkg = make_package(options=f"-DDISK_CACHE_TEST={id(tmp_path)}")
+    first = rig.load(pkg)
+    files = list((tmp_path / "opencl").glob("*.bin"))
+    assert not first.from_cache and len(files) == 1
+    binary_cache.clear_memory()  # as if this were a new process
+    second = rig.load(pkg)
+    assert second.from_cache and second.binary == first.binary
+    raw = bytearray(files[0].read_bytes())
+    raw[-1] ^= 0xFF  # corrupt the stored binary: it must be ignored, not loaded
+    files[0].write_bytes(bytes(raw))
+    binary_cache.clear_memory()
+    third = rig.load(pkg)
+    assert not third.from_cache
+    assert files[0].read_bytes()[-1] != raw[-1]  # rewritten by the fresh build
+    assert np.array_equal(_run_twice(rig, third), _expected())
+
+
+def test_binary_cache_disk_level_can_be_disabled(
+    rig: Any, make_package: Any, tmp_path: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("ACCELCORE_CACHE_DIR", "off")
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
+    rig.load(make_package(options=f"-DNO_DISK_CACHE={id(tmp_path)}"))
+    assert not list(tmp_path.rglob("*.bin"))
