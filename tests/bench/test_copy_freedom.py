@@ -2,9 +2,11 @@
 
 Counts, not times. The bounds: a large transfer may use at most
 ``STAGING_BOUND`` traced bytes (bounded staging), and never more than a
-quarter of its size; ``CYCLE_SLACK`` bytes of growth are allowed between a
-short and a long submit+poll run (caches and free lists warming up), far
-below one byte per extra cycle. The negative controls prove the measurement
+quarter of its size. For submissions, what stays allocated after a full
+collection must not grow from 2,000 to 4,000 cycles (a leak), and neither may
+the traced peak: garbage that only the cyclic collector frees is allowed to
+exist, but its level must have settled by 2,000 cycles (``PEAK_SLACK``, far
+below one byte per extra cycle). The negative controls prove the measurement
 sees a hidden transfer-sized copy and a per-cycle leak.
 """
 
@@ -21,6 +23,7 @@ from accel_bench.copyfree import traced
 QUICK = Config.quick_mode()
 STAGING_BOUND = 4 << 20
 CYCLE_SLACK = 16 << 10
+PEAK_SLACK = 32 << 10
 
 
 def test_negative_control_hidden_copy_is_seen() -> None:
@@ -64,6 +67,6 @@ def test_cycle_memory_does_not_grow_with_count(quick_run: tuple[dict[str, Any], 
     few, many = QUICK.copyfree_cycles_small, QUICK.copyfree_cycles
     for device_id, copies in _copy_freedom(document):
         short, long = copies[f"cycles_{few}"], copies[f"cycles_{many}"]
-        assert long["peak_bytes"] <= short["peak_bytes"] + CYCLE_SLACK, (device_id, short, long)
+        assert long["peak_bytes"] <= short["peak_bytes"] + PEAK_SLACK, (device_id, short, long)
         assert long["live_bytes_after_gc"] <= short["live_bytes_after_gc"] + CYCLE_SLACK, (device_id, short, long)
         assert long["live_blocks_after_gc"] <= short["live_blocks_after_gc"] + 64, (device_id, short, long)

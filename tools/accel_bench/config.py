@@ -75,8 +75,8 @@ class Config:
             load_repeats=2,
             copyfree_large=32 * MIB,
             copyfree_small=1 * MIB,
-            copyfree_cycles=1_000,
-            copyfree_cycles_small=250,
+            copyfree_cycles=4_000,
+            copyfree_cycles_small=2_000,
         )
 
     def repeats_for(self, nbytes: int) -> int:
