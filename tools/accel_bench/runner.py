@@ -7,10 +7,13 @@ loses the rest of the results. Nothing is retried or smoothed over.
 
 from __future__ import annotations
 
+import contextlib
 import json
+import os
 import sys
+import tempfile
 import traceback
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import ExitStack
 from pathlib import Path
 from typing import Any
@@ -337,6 +340,21 @@ def bench_device(target: Target, config: Config, arrays: transfers.HostArrays, l
     return device
 
 
+@contextlib.contextmanager
+def _private_compile_cache() -> Iterator[str]:
+    """Point ``ACCELCORE_CACHE_DIR`` at a temporary folder for the run (unless the caller set it),
+    so cold loads of unique modules do not litter the user's cache; restored afterwards."""
+    if "ACCELCORE_CACHE_DIR" in os.environ:
+        yield os.environ["ACCELCORE_CACHE_DIR"]
+        return
+    with tempfile.TemporaryDirectory(prefix="accel-bench-cache-") as folder:
+        os.environ["ACCELCORE_CACHE_DIR"] = folder
+        try:
+            yield folder
+        finally:
+            os.environ.pop("ACCELCORE_CACHE_DIR", None)
+
+
 def run(
     devices: Sequence[str | DeviceEntry] | None = None,
     json_path: str | Path | None = DEFAULT_JSON,
@@ -350,8 +368,11 @@ def run(
     """Benchmark ``devices`` (None: every OpenCL and Vulkan device), write the JSON to ``json_path``
     and ``results.md`` + PNGs to ``plot_dir`` (default: the JSON's folder). Returns the document.
 
-    ``families``: provider families by name (default: the installed entry points); ``notes``: lines
-    recorded in the JSON and shown at the top of the table (e.g. the state of the machine).
+    The OpenCL provider's on-disk compile cache points at a temporary folder for the run
+    (unless ``ACCELCORE_CACHE_DIR`` is set): cold loads compile unique modules that would
+    otherwise litter the user's cache. ``families``: provider families by name (default: the
+    installed entry points); ``notes``: lines recorded in the JSON and shown at the top of the
+    table (e.g. the state of the machine).
     """
     config = Config.quick_mode() if quick else Config.full()
     document: dict[str, Any] = {
@@ -363,8 +384,9 @@ def run(
     }
     targets = find_targets(devices, families)
     arrays = transfers.HostArrays(max(max(config.transfer_sizes), config.copyfree_large))
-    for target in targets:
-        document["devices"].append(bench_device(target, config, arrays, log))
+    with _private_compile_cache():
+        for target in targets:
+            document["devices"].append(bench_device(target, config, arrays, log))
     document = json.loads(json.dumps(document))  # exactly what the file holds (tuples become lists)
     if json_path is not None:
         path = Path(json_path)
