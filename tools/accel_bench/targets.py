@@ -65,7 +65,9 @@ def _device_verdicts(device: dict[str, Any]) -> Iterator[dict[str, Any]]:
         if value is None:
             yield _verdict(name, None, None, "not measured")
         else:
-            yield _verdict(name, value, value <= bound, "engine minus provider, median, us")
+            yield _verdict(
+                name, value, value <= bound, "engine-own CPU us per call (provider time subtracted in-call), median"
+            )
     loads = device.get("program_load", {}).get("ours", {})
     speedups = [
         (v["speedup"], k) for k, v in loads.items() if k in COMPILED_KINDS and isinstance(v, dict) and v.get("speedup")
