@@ -38,12 +38,13 @@ $(STAMPS)/venv: pyproject.toml
 	@mkdir -p $(STAMPS)
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install -q --upgrade pip
-	$(BIN)/python -m pip install -q -e '.[opencl,vulkan,cli,dev]'
+	$(BIN)/python -m pip install -q -e '.[opencl,vulkan,cli,bench,dev]'
 	@touch $@
 
 run: setup
 	$(BIN)/accel devices
-	$(BIN)/accel conformance
+	@mkdir -p build
+	$(BIN)/accel conformance --json build/conformance.json --junit build/conformance.xml --html build/conformance.html
 
 lint: setup
 	$(BIN)/ruff check .

@@ -24,6 +24,7 @@ __all__ = [
 ]
 
 ENTRY_POINT_GROUP = "accelcore.providers"
+_EXTRAS = frozenset({"opencl", "vulkan"})
 
 
 class ProviderUnavailable(Exception):
@@ -88,9 +89,8 @@ def load_families(names: Sequence[str] | None = None) -> dict[str, ProviderFamil
         try:
             family = ep.load()
         except ImportError as exc:
-            found[ep.name] = ProviderUnavailable(
-                ep.name, f"cannot import {ep.value} ({exc}); install the extra: pip install 'accelcore[{ep.name}]'"
-            )
+            hint = f"; install the extra: pip install 'accelcore[{ep.name}]'" if ep.name in _EXTRAS else ""
+            found[ep.name] = ProviderUnavailable(ep.name, f"cannot import {ep.value} ({exc}){hint}")
             continue
         found[ep.name] = family
     return found
