@@ -41,6 +41,7 @@ $(STAMPS)/venv: pyproject.toml
 	$(BIN)/python -m pip install -q -e '.[opencl,vulkan,cli,bench,dev]'
 	@touch $@
 
+run: export ACCEL_VULKAN_VALIDATION ?= 1
 run: setup
 	$(BIN)/accel devices
 	@mkdir -p build
