@@ -9,7 +9,7 @@ package imports no driver binding.
 from __future__ import annotations
 
 from .accelerator import Accelerator
-from .buffers import AllocatedBuffer, BufferDesc, BufferInfo, BufferRange
+from .buffers import AllocatedBuffer, BufferDesc, BufferInfo, BufferRange, validate_transfer
 from .device import ContextDesc, DeviceIdentity, DeviceInfo, DeviceLimits, QueueDesc
 from .errors import (
     BackendError,
@@ -55,6 +55,7 @@ from .submission import (
     Timeout,
     validate_binding_ranges,
     validate_bindings,
+    validate_program_bindings,
 )
 
 __version__ = "0.1.0"
@@ -110,4 +111,6 @@ __all__ = [
     "source_of",
     "validate_binding_ranges",
     "validate_bindings",
+    "validate_program_bindings",
+    "validate_transfer",
 ]

@@ -9,7 +9,7 @@ from ._checks import U64_MAX, check_u32, check_u64, is_power_of_two
 from .errors import BackendError, ErrorKind
 from .flags import AccessMode, BufferProperties, BufferUsage, MemoryDomain
 
-__all__ = ["AllocatedBuffer", "BufferDesc", "BufferInfo", "BufferRange"]
+__all__ = ["AllocatedBuffer", "BufferDesc", "BufferInfo", "BufferRange", "validate_transfer"]
 
 B = TypeVar("B")
 
@@ -156,3 +156,28 @@ class BufferRange:
     def whole(cls, desc: BufferDesc | BufferInfo) -> BufferRange:
         size = desc.desc.bytes if isinstance(desc, BufferInfo) else desc.bytes
         return cls(0, size)
+
+
+def validate_transfer(desc: BufferDesc, offset: object, length: int, *, write: bool) -> int:
+    """The device-independent checks of one ``write_buffer`` / ``read_buffer``; returns ``offset``.
+
+    ``offset`` not a u64 → INVALID_ARGUMENT; a write without TRANSFER_DESTINATION or a read without
+    TRANSFER_SOURCE → PERMISSION_DENIED; a transfer that does not start inside the buffer or ends
+    past it → OUT_OF_BOUNDS. Every provider and the engine call this one check, so the same
+    condition gives the same kind and wording everywhere.
+    """
+    verb = "write_buffer" if write else "read_buffer"
+    start = check_u64(f"{verb} offset", offset)
+    needed = BufferUsage.TRANSFER_DESTINATION if write else BufferUsage.TRANSFER_SOURCE
+    if not desc.usage & needed:
+        raise BackendError(
+            ErrorKind.PERMISSION_DENIED,
+            f"{verb} needs buffer usage {needed.name}; the buffer's usage is {desc.usage!r}",
+        )
+    if start >= desc.bytes or start + length > desc.bytes:
+        raise BackendError(
+            ErrorKind.OUT_OF_BOUNDS,
+            f"{verb} of {length} bytes at offset {start} is outside the buffer's {desc.bytes} bytes "
+            f"(valid: offset < {desc.bytes} and offset + length <= {desc.bytes})",
+        )
+    return start

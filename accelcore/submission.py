@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import enum
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import ClassVar, Generic, TypeVar
 
@@ -11,6 +11,7 @@ from ._checks import check_u32, check_u64
 from .buffers import BufferDesc, BufferRange
 from .errors import BackendError, ErrorKind
 from .flags import AccessMode
+from .package import access_allows
 
 __all__ = [
     "BindingRef",
@@ -19,6 +20,7 @@ __all__ = [
     "Timeout",
     "validate_binding_ranges",
     "validate_bindings",
+    "validate_program_bindings",
 ]
 
 B = TypeVar("B")
@@ -128,6 +130,33 @@ def validate_binding_ranges(bindings: Sequence[BindingRef[B]], descs: Sequence[B
                 f"slot {binding.slot}: range {binding.range.offset}..{binding.range.end()} "
                 f"ends past the buffer's {desc.bytes} bytes",
             )
+
+
+def validate_program_bindings(
+    bindings: Sequence[BindingRef[B]], declared: Mapping[int, AccessMode], program: str
+) -> None:
+    """Bindings against a program's own slot → access table (``program`` names it in messages).
+
+    A slot the program does not declare, an access beyond the declared one, or a declared slot
+    left unbound → INCOMPATIBLE. Every provider calls this one check (same kind, same wording).
+    """
+    for binding in bindings:
+        access = declared.get(binding.slot)
+        if access is None:
+            raise BackendError(
+                ErrorKind.INCOMPATIBLE,
+                f"slot {binding.slot} is not a binding of program {program!r} (its slots: {sorted(declared)})",
+            )
+        if not access_allows(access, binding.access):
+            raise BackendError(
+                ErrorKind.INCOMPATIBLE,
+                f"slot {binding.slot}: program {program!r} declares {access.name}, "
+                f"the binding asks for {binding.access.name}",
+            )
+    bound = {binding.slot for binding in bindings}
+    missing = sorted(slot for slot in declared if slot not in bound)
+    if missing:
+        raise BackendError(ErrorKind.INCOMPATIBLE, f"program {program!r} needs slots {missing} bound as well")
 
 
 class EventStatus(enum.Enum):

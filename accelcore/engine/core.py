@@ -30,7 +30,7 @@ from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
 from .._checks import check_u64
 from ..accelerator import Accelerator
-from ..buffers import BufferDesc, BufferInfo, BufferRange
+from ..buffers import BufferDesc, BufferInfo, BufferRange, validate_transfer
 from ..device import ContextDesc, DeviceInfo, QueueDesc
 from ..errors import (
     BackendError,
@@ -42,7 +42,7 @@ from ..errors import (
     SubmitIndeterminate,
     SubmitRejected,
 )
-from ..flags import AccessMode, BufferUsage, Capabilities
+from ..flags import AccessMode, Capabilities
 from ..ports import ByteSink, ByteSource, MemorySink, sink_of, source_of
 from ..program import ArtifactRef
 from ..submission import BindingRef, EventState, Timeout, validate_binding_ranges
@@ -366,7 +366,7 @@ class CommandEngine(Generic[C, B, P, Q, E]):
         self._usable()
         entry = self._buffer(buffer_id)
         source = source_of(data)
-        self._check_transfer(buffer_id, entry, offset, source.len(), BufferUsage.TRANSFER_DESTINATION, "write")
+        self._check_transfer(buffer_id, entry, offset, source.len(), write=True)
         try:
             self._provider.write_buffer(entry.handle, offset, source)
         except BackendError as exc:
@@ -388,28 +388,15 @@ class CommandEngine(Generic[C, B, P, Q, E]):
         self._usable()
         entry = self._buffer(buffer_id)
         sink = sink_of(data)
-        self._check_transfer(buffer_id, entry, offset, sink.len(), BufferUsage.TRANSFER_SOURCE, "read")
+        self._check_transfer(buffer_id, entry, offset, sink.len(), write=False)
         try:
             self._provider.read_buffer(entry.handle, offset, sink)
         except BackendError as exc:
             self._watch(exc, "read_buffer")
             raise
 
-    def _check_transfer(
-        self, buffer_id: int, entry: _Buffer, offset: int, length: int, needed: BufferUsage, verb: str
-    ) -> None:
-        check_u64(f"{verb} offset", offset)
-        desc = entry.info.desc
-        if not desc.usage & needed:
-            raise BackendError(
-                ErrorKind.PERMISSION_DENIED,
-                f"{verb} of {format_id(buffer_id)} needs usage {needed.name}; the buffer has {desc.usage!r}",
-            )
-        if offset + length > desc.bytes:
-            raise BackendError(
-                ErrorKind.OUT_OF_BOUNDS,
-                f"{verb} of {length} bytes at offset {offset} ends past the buffer's {desc.bytes} bytes",
-            )
+    def _check_transfer(self, buffer_id: int, entry: _Buffer, offset: int, length: int, *, write: bool) -> None:
+        validate_transfer(entry.info.desc, offset, length, write=write)
         for event_id in entry.events:
             event = self._events.get(event_id)
             if event is not None and not event.state.is_terminal:

@@ -21,14 +21,20 @@ from typing import TYPE_CHECKING, Any, TypeVar, cast
 import numpy as np
 import numpy.typing as npt
 
-from ..buffers import AllocatedBuffer, BufferDesc, BufferInfo
+from ..buffers import AllocatedBuffer, BufferDesc, BufferInfo, validate_transfer
 from ..device import ContextDesc, DeviceIdentity, DeviceInfo, DeviceLimits, QueueDesc
 from ..errors import BackendError, ErrorKind, ReleaseRejected, SubmitRejected
-from ..flags import AcceleratorClass, BufferProperties, BufferUsage, Capabilities, MemoryDomain
-from ..package import access_allows
+from ..flags import AcceleratorClass, BufferProperties, Capabilities, MemoryDomain
 from ..ports import ByteSink, ByteSource
 from ..program import ArtifactRef
-from ..submission import BindingRef, EventState, Timeout, validate_binding_ranges, validate_bindings
+from ..submission import (
+    BindingRef,
+    EventState,
+    Timeout,
+    validate_binding_ranges,
+    validate_bindings,
+    validate_program_bindings,
+)
 from .programs import PROGRAM_RESIDENT_BYTES, REFERENCE_FORMAT, REFERENCE_TARGET, ReferenceProgram, parse_program
 
 if TYPE_CHECKING:
@@ -313,22 +319,14 @@ class ReferenceAccelerator:
         """The honest BufferInfo of a new backing (a seam for deliberately broken variants)."""
         return BufferInfo(desc, allocation_bytes, alignment, _DOMAIN_PROPERTIES[desc.domain])
 
-    def _check_transfer(self, buffer: RefBuffer, offset: int, length: int, needed: BufferUsage, verb: str) -> None:
-        if not buffer.desc.usage & needed:
-            raise BackendError(
-                ErrorKind.PERMISSION_DENIED,
-                f"{verb} needs usage {needed.name}; {buffer!r} has {buffer.desc.usage!r}",
-            )
-        if offset < 0 or offset + length > buffer.desc.bytes:
-            raise BackendError(
-                ErrorKind.OUT_OF_BOUNDS,
-                f"{verb} of {length} bytes at offset {offset} ends past the buffer's {buffer.desc.bytes} bytes",
-            )
+    def _check_transfer(self, buffer: RefBuffer, offset: int, length: int, *, write: bool) -> None:
+        """accelcore's transfer check (a seam for deliberately broken variants)."""
+        validate_transfer(buffer.desc, offset, length, write=write)
 
     def write_buffer(self, buffer: RefBuffer, offset: int, data: ByteSource) -> None:
         self._check(buffer, RefBuffer)
         length = data.len()
-        self._check_transfer(buffer, offset, length, BufferUsage.TRANSFER_DESTINATION, "write_buffer")
+        self._check_transfer(buffer, offset, length, write=True)
         target = _view(buffer.data)[offset : offset + length]
         if buffer.desc.domain is MemoryDomain.DEVICE:
             # Device-local backing: bounded staging, never a transfer-sized temporary.
@@ -352,7 +350,7 @@ class ReferenceAccelerator:
     def read_buffer(self, buffer: RefBuffer, offset: int, data: ByteSink) -> None:
         self._check(buffer, RefBuffer)
         length = data.len()
-        self._check_transfer(buffer, offset, length, BufferUsage.TRANSFER_SOURCE, "read_buffer")
+        self._check_transfer(buffer, offset, length, write=False)
         source = _view(buffer.data)[offset : offset + length]
         segments = data.segments()
         if segments is None:
@@ -497,23 +495,7 @@ class ReferenceAccelerator:
                     ErrorKind.PERMISSION_DENIED,
                     f"slot {binding.slot}: access {binding.access.name} not allowed by usage {buffer.desc.usage!r}",
                 )
-        table = p.program.slots
-        for binding in bindings:
-            declared = table.get(binding.slot)
-            if declared is None:
-                raise BackendError(
-                    ErrorKind.INCOMPATIBLE,
-                    f"program {p.program.name!r} has no slot {binding.slot} (slots: {sorted(table)})",
-                )
-            if not access_allows(declared, binding.access):
-                raise BackendError(
-                    ErrorKind.INCOMPATIBLE,
-                    f"program {p.program.name!r} declares slot {binding.slot} {declared.name}, "
-                    f"not {binding.access.name}",
-                )
-        missing = sorted(set(table) - {b.slot for b in bindings})
-        if missing:
-            raise BackendError(ErrorKind.INCOMPATIBLE, f"program {p.program.name!r} slots {missing} are not bound")
+        validate_program_bindings(bindings, p.program.slots, p.program.name)
         if q.context.events >= self._info.limits.max_events_per_context:
             raise BackendError(
                 ErrorKind.RESOURCE_LIMIT, f"max_events_per_context {self._info.limits.max_events_per_context} reached"

@@ -40,8 +40,10 @@ from accelcore import (
     SubmitRejected,
     Timeout,
     validate_binding_ranges,
+    validate_program_bindings,
+    validate_transfer,
 )
-from accelcore.package import NO_COUNT_ARGUMENT, DispatchKind, KernelPackage, ModuleKind, access_allows, format_for
+from accelcore.package import NO_COUNT_ARGUMENT, DispatchKind, KernelPackage, ModuleKind, format_for
 
 from .accounting import LiveObjects
 from .cancellation import CancellationProof, gate_cancellation_proof
@@ -211,38 +213,14 @@ class OpenCLAccelerator:
         self.live.add("buffers")
         return AllocatedBuffer(OpenCLBuffer(self._owner, context, native, info), info)
 
-    def _transfer_range(self, buffer: OpenCLBuffer, offset: int, length: int, what: str) -> None:
-        size = buffer.info.desc.bytes
-        if isinstance(offset, bool) or not isinstance(offset, int) or offset < 0:
-            raise _invalid(f"{what} offset {offset!r} must be a non-negative integer")
-        if offset >= size or offset + length > size:
-            raise BackendError(
-                ErrorKind.OUT_OF_BOUNDS,
-                f"{what} of {length} bytes at offset {offset} is outside the buffer's {size} bytes",
-            )
-
     def write_buffer(self, buffer: OpenCLBuffer, offset: int, data: ByteSource) -> None:
-        from accelcore import BufferUsage
-
         self._mine(buffer, OpenCLBuffer, "buffer")
-        if not buffer.info.desc.usage & BufferUsage.TRANSFER_DESTINATION:
-            raise BackendError(
-                ErrorKind.PERMISSION_DENIED,
-                f"write_buffer needs TRANSFER_DESTINATION; buffer usage is {buffer.info.desc.usage!r}",
-            )
-        self._transfer_range(buffer, offset, data.len(), "write")
+        validate_transfer(buffer.info.desc, offset, data.len(), write=True)
         write_segments(self._cl, buffer.context.transfer_queue, buffer.native, offset, data)
 
     def read_buffer(self, buffer: OpenCLBuffer, offset: int, data: ByteSink) -> None:
-        from accelcore import BufferUsage
-
         self._mine(buffer, OpenCLBuffer, "buffer")
-        if not buffer.info.desc.usage & BufferUsage.TRANSFER_SOURCE:
-            raise BackendError(
-                ErrorKind.PERMISSION_DENIED,
-                f"read_buffer needs TRANSFER_SOURCE; buffer usage is {buffer.info.desc.usage!r}",
-            )
-        self._transfer_range(buffer, offset, data.len(), "read")
+        validate_transfer(buffer.info.desc, offset, data.len(), write=False)
         read_segments(self._cl, buffer.context.transfer_queue, buffer.native, offset, data)
 
     def free_buffer(self, buffer: OpenCLBuffer) -> None:
@@ -397,32 +375,14 @@ class OpenCLAccelerator:
         BindingRef.validate_for_submit(bindings, descs, self._info.limits.max_bindings_per_submission)
         validate_binding_ranges(bindings, descs)
         package = program.package
+        validate_program_bindings(bindings, program.access, package.entry_point)
         for binding in bindings:
-            row = package.binding_for_slot(binding.slot)
-            if row is None:
-                slots = sorted(b.slot for b in package.bindings)
-                raise BackendError(
-                    ErrorKind.INCOMPATIBLE,
-                    f"slot {binding.slot} is not a binding of kernel {package.entry_point!r} (its slots: {slots})",
-                )
-            if not access_allows(row.access, binding.access):
-                raise BackendError(
-                    ErrorKind.INCOMPATIBLE,
-                    f"slot {binding.slot}: kernel {package.entry_point!r} declares {row.access.name}, "
-                    f"the binding asks for {binding.access.name}",
-                )
             if binding.range.offset % self.memory.base_alignment:
                 raise BackendError(
                     ErrorKind.INCOMPATIBLE,
                     f"slot {binding.slot}: range offset {binding.range.offset} cannot be bound directly; "
                     f"OpenCL sub-buffer origins must be multiples of {self.memory.base_alignment} bytes",
                 )
-        bound = {binding.slot for binding in bindings}
-        missing = sorted(b.slot for b in package.bindings if b.slot not in bound)
-        if missing:
-            raise BackendError(
-                ErrorKind.INCOMPATIBLE, f"kernel {package.entry_point!r} needs slots {missing} bound as well"
-            )
         if context.events >= self._info.limits.max_events_per_context:
             raise BackendError(
                 ErrorKind.RESOURCE_LIMIT, f"max_events_per_context {self._info.limits.max_events_per_context} reached"

@@ -13,7 +13,7 @@ import threading
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from accelcore import BufferInfo
+from accelcore import AccessMode, BufferInfo
 from accelcore.package import KernelPackage
 
 if TYPE_CHECKING:
@@ -80,6 +80,11 @@ class OpenCLProgram:
     live: bool = True
     lock: threading.Lock = field(default_factory=threading.Lock)
     """Held while kernel arguments are set and the kernel is enqueued."""
+    access: dict[int, AccessMode] = field(init=False)
+    """slot → declared access (the package's binding table), built once at load."""
+
+    def __post_init__(self) -> None:
+        self.access = {row.slot: row.access for row in self.package.bindings}
 
     def __repr__(self) -> str:
         return f"<OpenCLProgram #{self.serial} {self.package.entry_point!r} live={self.live}>"

@@ -37,8 +37,9 @@ from accelcore import (
     SubmitRejected,
     Timeout,
     validate_binding_ranges,
+    validate_program_bindings,
 )
-from accelcore.package import ModuleKind, access_allows, format_for
+from accelcore.package import ModuleKind, format_for
 
 from . import context as context_ops
 from . import memory, pipeline, submission, transfer
@@ -375,18 +376,8 @@ class VulkanAccelerator:
         descs = [ref.buffer.desc for ref in refs]
         BindingRef.validate_for_submit(refs, descs, self._info.limits.max_bindings_per_submission)
         validate_binding_ranges(refs, descs)
+        validate_program_bindings(refs, prog.access, prog.package.entry_point)
         for ref in refs:
-            declared = prog.access.get(ref.slot)
-            if declared is None:
-                raise BackendError(
-                    ErrorKind.INCOMPATIBLE,
-                    f"slot {ref.slot} is not in the program's binding table {sorted(prog.access)}",
-                )
-            if not access_allows(declared, ref.access):
-                raise BackendError(
-                    ErrorKind.INCOMPATIBLE,
-                    f"slot {ref.slot}: the program declares {declared.name}, the binding asks {ref.access.name}",
-                )
             alignment = self.description.min_storage_buffer_offset_alignment
             if ref.range.offset % alignment:
                 raise BackendError(
@@ -400,9 +391,6 @@ class VulkanAccelerator:
                     f"slot {ref.slot}: range of {ref.range.bytes} bytes exceeds maxStorageBufferRange "
                     f"{self.description.max_storage_buffer_range}",
                 )
-        missing = sorted(set(prog.access) - {ref.slot for ref in refs})
-        if missing:
-            raise BackendError(ErrorKind.INCOMPATIBLE, f"the program's slots {missing} are not bound")
         return q, prog, refs
 
     def _forget(self, handle: VulkanBuffer | VulkanProgram | VulkanQueue) -> None:

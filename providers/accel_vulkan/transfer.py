@@ -17,7 +17,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from accelcore import BackendError, BufferUsage, ByteSink, ByteSource, ErrorKind
+from accelcore import BackendError, ByteSink, ByteSource, ErrorKind, validate_transfer
 
 from ._binding import vk
 from .accounting import Ledger
@@ -44,21 +44,8 @@ class Staging:
 
 
 def check_transfer(buffer: VulkanBuffer, offset: int, length: int, *, write: bool) -> None:
-    """Usage (PERMISSION_DENIED) and bounds (OUT_OF_BOUNDS) of one transfer."""
-    needed = BufferUsage.TRANSFER_DESTINATION if write else BufferUsage.TRANSFER_SOURCE
-    if not buffer.desc.usage & needed:
-        verb = "written by write_buffer" if write else "read by read_buffer"
-        raise BackendError(
-            ErrorKind.PERMISSION_DENIED,
-            f"buffer usage {buffer.desc.usage!r} lacks {needed.name}: it may not be {verb}",
-        )
-    if isinstance(offset, bool) or not isinstance(offset, int) or offset < 0:
-        raise BackendError(ErrorKind.INVALID_ARGUMENT, f"transfer offset must be a non-negative int, got {offset!r}")
-    if offset >= buffer.desc.bytes or offset + length > buffer.desc.bytes:
-        raise BackendError(
-            ErrorKind.OUT_OF_BOUNDS,
-            f"transfer of {length} bytes at offset {offset} ends past the buffer's {buffer.desc.bytes} bytes",
-        )
+    """accelcore's transfer check: usage (PERMISSION_DENIED) and bounds (OUT_OF_BOUNDS)."""
+    validate_transfer(buffer.desc, offset, length, write=write)
 
 
 def _atom_range(buffer: VulkanBuffer, offset: int, length: int, atom: int) -> Any:

@@ -17,6 +17,7 @@ from accelcore import (
     BufferUsage,
     ErrorKind,
     MemoryDomain,
+    validate_transfer,
 )
 
 if TYPE_CHECKING:
@@ -313,3 +314,38 @@ def test_buffer_range_fields_are_u64(offset: int, bytes_: int, raises_kind: Rais
 def test_buffer_range_whole() -> None:
     assert BufferRange.whole(desc(bytes=100)) == BufferRange(0, 100)
     assert BufferRange.whole(info(desc(bytes=64), allocation_bytes=4096)) == BufferRange(0, 64)
+
+
+_BOTH = BufferUsage.TRANSFER_SOURCE | BufferUsage.TRANSFER_DESTINATION
+
+
+@pytest.mark.parametrize(
+    ("write", "usage"), [(True, BufferUsage.TRANSFER_SOURCE), (False, BufferUsage.TRANSFER_DESTINATION)]
+)
+def test_validate_transfer_needs_the_transfer_usage(write: bool, usage: BufferUsage, raises_kind: RaisesKind) -> None:
+    desc = BufferDesc(64, 16, MemoryDomain.HOST, usage)
+    with raises_kind(ErrorKind.PERMISSION_DENIED) as info:
+        validate_transfer(desc, 0, 1, write=write)
+    needed = "TRANSFER_DESTINATION" if write else "TRANSFER_SOURCE"
+    assert needed in info.value.message and usage.name in info.value.message
+
+
+@pytest.mark.parametrize(("offset", "length"), [(64, 1), (64, 0), (63, 2), (0, 65), (U64_MAX, 1)])
+def test_validate_transfer_outside_the_buffer_is_out_of_bounds(
+    offset: int, length: int, raises_kind: RaisesKind
+) -> None:
+    with raises_kind(ErrorKind.OUT_OF_BOUNDS) as info:
+        validate_transfer(BufferDesc(64, 16, MemoryDomain.HOST, _BOTH), offset, length, write=True)
+    assert f"offset {offset}" in info.value.message and "64 bytes" in info.value.message
+
+
+@pytest.mark.parametrize("offset", [-1, 1.0, True, None, 2**64])
+def test_validate_transfer_offset_must_be_u64(offset: object, raises_kind: RaisesKind) -> None:
+    with raises_kind(ErrorKind.INVALID_ARGUMENT) as info:
+        validate_transfer(BufferDesc(64, 16, MemoryDomain.HOST, _BOTH), offset, 1, write=False)
+    assert "read_buffer offset" in info.value.message
+
+
+@pytest.mark.parametrize(("offset", "length"), [(0, 64), (63, 1), (10, 0), (0, 1)])
+def test_validate_transfer_inside_the_buffer_returns_the_offset(offset: int, length: int) -> None:
+    assert validate_transfer(BufferDesc(64, 16, MemoryDomain.HOST, _BOTH), offset, length, write=True) == offset

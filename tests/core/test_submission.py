@@ -21,6 +21,7 @@ from accelcore import (
     Timeout,
     validate_binding_ranges,
     validate_bindings,
+    validate_program_bindings,
 )
 
 if TYPE_CHECKING:
@@ -237,3 +238,29 @@ def test_failed_states_compare_by_error_kind() -> None:
     assert a != c
     assert a != EventState.COMPLETE and EventState.COMPLETE != EventState.CANCELLED
     assert len({EventState.PENDING, EventState.COMPLETE, EventState.CANCELLED, a, b, c}) == 5
+
+
+def _bound(*pairs: tuple[int, AccessMode]) -> list[BindingRef[object]]:
+    return [BindingRef(slot, object(), BufferRange(0, 4), access) for slot, access in pairs]
+
+
+def test_validate_program_bindings_accepts_the_declared_table_in_any_order() -> None:
+    validate_program_bindings(_bound((1, W), (0, R)), {0: R, 1: RW}, "k")
+
+
+def test_validate_program_bindings_undeclared_slot_is_incompatible(raises_kind: RaisesKind) -> None:
+    with raises_kind(ErrorKind.INCOMPATIBLE) as info:
+        validate_program_bindings(_bound((0, R), (5, W)), {0: R, 1: W}, "k")
+    assert "slot 5" in info.value.message and "[0, 1]" in info.value.message and "'k'" in info.value.message
+
+
+def test_validate_program_bindings_wider_access_is_incompatible(raises_kind: RaisesKind) -> None:
+    with raises_kind(ErrorKind.INCOMPATIBLE) as info:
+        validate_program_bindings(_bound((0, RW)), {0: R}, "k")
+    assert "declares READ" in info.value.message and "READ_WRITE" in info.value.message
+
+
+def test_validate_program_bindings_unbound_slot_is_incompatible(raises_kind: RaisesKind) -> None:
+    with raises_kind(ErrorKind.INCOMPATIBLE) as info:
+        validate_program_bindings(_bound((0, R)), {0: R, 2: W, 1: W}, "k")
+    assert "[1, 2]" in info.value.message

@@ -1,0 +1,118 @@
+"""One error vocabulary: the same condition gives the same kind and the same message on every provider.
+
+Device-independent checks live in accelcore (``validate_transfer``, ``validate_program_bindings``);
+each provider (reference, and every real OpenCL / Vulkan device found, narrowed by
+``ACCEL_DEVICES``) is driven directly and its message compared with the one accelcore words.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import os
+import re
+from typing import Any
+
+import pytest
+
+from accelcore import (
+    ArtifactRef,
+    BackendError,
+    BindingRef,
+    BufferDesc,
+    BufferRange,
+    BufferUsage,
+    ContextDesc,
+    ErrorKind,
+    MemorySink,
+    MemorySource,
+    QueueDesc,
+    SubmitRejected,
+    Timeout,
+    validate_transfer,
+)
+from accelcore.registry import ProviderUnavailable, load_families
+
+
+def _providers() -> list[Any]:
+    wanted = [p.strip() for p in os.environ.get("ACCEL_DEVICES", "").split(",") if p.strip()]
+    params = []
+    for name, family in load_families().items():
+        if isinstance(family, ProviderUnavailable):
+            params.append(pytest.param(None, None, id=name, marks=pytest.mark.skip(reason=family.reason)))
+            continue
+        try:
+            entries = family.discover()
+        except ProviderUnavailable as exc:
+            params.append(pytest.param(None, None, id=name, marks=pytest.mark.skip(reason=exc.reason)))
+            continue
+        for entry in entries:
+            if wanted and name != "reference" and not any(fnmatch.fnmatch(entry.device_id, w) for w in wanted):
+                continue
+            params.append(pytest.param(family, entry, id=entry.device_id))
+    return params
+
+
+def _message(kind: ErrorKind, call: Any, *args: Any, **keywords: Any) -> str:
+    with pytest.raises(BackendError) as info:
+        call(*args, **keywords)
+    assert info.value.kind is kind, info.value
+    return info.value.message
+
+
+@pytest.mark.parametrize(("family", "entry"), _providers())
+def test_same_condition_same_words(family: Any, entry: Any) -> None:
+    setup = family.conformance(entry)
+    provider = setup.factory()
+    target = setup.target
+    try:
+        context = provider.create_context(ContextDesc())
+        domain = target.fixtures[0].domain
+        source_only = provider.allocate_buffer(context, BufferDesc(64, 16, domain, BufferUsage.TRANSFER_SOURCE))
+        both = provider.allocate_buffer(
+            context, BufferDesc(64, 16, domain, BufferUsage.TRANSFER_SOURCE | BufferUsage.TRANSFER_DESTINATION)
+        )
+
+        said = _message(ErrorKind.PERMISSION_DENIED, provider.write_buffer, source_only.buffer, 0, MemorySource(b"x"))
+        words = _message(ErrorKind.PERMISSION_DENIED, validate_transfer, source_only.info.desc, 0, 1, write=True)
+        assert said == words
+
+        said = _message(ErrorKind.OUT_OF_BOUNDS, provider.read_buffer, both.buffer, 64, MemorySink(bytearray(1)))
+        words = _message(ErrorKind.OUT_OF_BOUNDS, validate_transfer, both.info.desc, 64, 1, write=False)
+        assert said == words
+
+        said = _message(ErrorKind.OUT_OF_BOUNDS, provider.write_buffer, both.buffer, 60, MemorySource(b"12345"))
+        words = _message(ErrorKind.OUT_OF_BOUNDS, validate_transfer, both.info.desc, 60, 5, write=True)
+        assert said == words
+
+        # A program slot left unbound: accelcore's validate_program_bindings wording on every provider.
+        artifact = ArtifactRef(target.format, target.target, MemorySource(target.artifact), target.resident_bytes)
+        program = provider.load_program(context, artifact)
+        queue = provider.create_queue(context, QueueDesc())
+        allocated = []
+        for fixture in target.fixtures:
+            desc = BufferDesc(len(fixture.initial), fixture.alignment, fixture.domain, fixture.buffer_usage())
+            allocated.append((fixture, provider.allocate_buffer(context, desc)))
+        left_out, _ = allocated[-1]
+        bindings = [
+            BindingRef(f.slot, a.buffer, BufferRange(0, len(f.initial)), f.access) for f, a in allocated[:-1]
+        ] or [BindingRef(left_out.slot + 1, allocated[0][1].buffer, BufferRange(0, 4), left_out.access)]
+        with pytest.raises(SubmitRejected) as rejected:
+            provider.submit(queue, program, bindings, Timeout.INFINITE)
+        assert rejected.value.error.kind is ErrorKind.INCOMPATIBLE, rejected.value.error
+        if len(allocated) > 1:
+            pattern = rf"program '[^']*' needs slots \[{left_out.slot}\] bound as well"
+        else:
+            pattern = rf"slot {left_out.slot + 1} is not a binding of program '[^']*' \(its slots: \[\d+\]\)"
+        assert re.fullmatch(pattern, rejected.value.error.message), rejected.value.error.message
+
+        provider.destroy_queue(queue)
+        provider.unload_program(program)
+        for _, a in allocated:
+            provider.free_buffer(a.buffer)
+        provider.free_buffer(source_only.buffer)
+        provider.free_buffer(both.buffer)
+        provider.destroy_context(context)
+    finally:
+        close = getattr(provider, "close", None)
+        if close is not None:
+            close()
