@@ -27,6 +27,14 @@ from ..errors import BackendError, ErrorKind, ReleaseRejected, SubmitRejected
 from ..flags import AcceleratorClass, BufferProperties, Capabilities, MemoryDomain
 from ..ports import ByteSink, ByteSource
 from ..program import ArtifactRef
+from ..refusals import (
+    cancellation_lost,
+    context_not_empty,
+    event_still_pending,
+    limit_reached,
+    other_context,
+    still_referenced,
+)
 from ..submission import (
     BindingRef,
     EventState,
@@ -281,7 +289,7 @@ class ReferenceAccelerator:
     def create_context(self, desc: ContextDesc) -> RefContext:
         self._info.validate_context_desc(desc)
         if len(self._contexts) >= self._info.limits.max_contexts:
-            raise BackendError(ErrorKind.RESOURCE_LIMIT, f"max_contexts {self._info.limits.max_contexts} reached")
+            raise limit_reached("max_contexts", self._info.limits.max_contexts)
         context = RefContext(self, self._next())
         self._contexts.append(context)
         return context
@@ -290,7 +298,7 @@ class ReferenceAccelerator:
         self._check(context, RefContext)
         if context.children():
             raise ReleaseRejected(
-                BackendError(ErrorKind.BUSY, f"{context!r} still has {context.children()} live children"), context
+                context_not_empty(context.buffers, context.programs, context.queues, context.events), context
             )
         context.alive = False
         self._contexts.remove(context)
@@ -301,10 +309,7 @@ class ReferenceAccelerator:
         self._check(context, RefContext)
         self._info.validate_buffer_desc(desc)
         if context.buffers >= self._info.limits.max_buffers_per_context:
-            raise BackendError(
-                ErrorKind.RESOURCE_LIMIT,
-                f"max_buffers_per_context {self._info.limits.max_buffers_per_context} reached",
-            )
+            raise limit_reached("max_buffers_per_context", self._info.limits.max_buffers_per_context)
         alignment = max(desc.alignment, _MIN_ALIGNMENT)
         raw = np.zeros(desc.bytes + alignment, dtype=np.uint8)
         start = (-raw.ctypes.data) % alignment
@@ -364,9 +369,7 @@ class ReferenceAccelerator:
     def free_buffer(self, buffer: RefBuffer) -> None:
         self._check(buffer, RefBuffer)
         if buffer.users:
-            raise ReleaseRejected(
-                BackendError(ErrorKind.BUSY, f"{buffer!r} is bound to {buffer.users} live events"), buffer
-            )
+            raise ReleaseRejected(still_referenced("buffer", buffer.users), buffer)
         buffer.alive = False
         buffer.context.buffers -= 1
         self._buffers.remove(buffer)
@@ -400,10 +403,7 @@ class ReferenceAccelerator:
                 f"{artifact.resident_bytes} does not allow it",
             )
         if context.programs >= self._info.limits.max_programs_per_context:
-            raise BackendError(
-                ErrorKind.RESOURCE_LIMIT,
-                f"max_programs_per_context {self._info.limits.max_programs_per_context} reached",
-            )
+            raise limit_reached("max_programs_per_context", self._info.limits.max_programs_per_context)
         program = RefProgram(self, self._next(), context, parse_program(artifact.payload))
         context.programs += 1
         self._programs.append(program)
@@ -412,9 +412,7 @@ class ReferenceAccelerator:
     def unload_program(self, program: RefProgram) -> None:
         self._check(program, RefProgram)
         if program.users:
-            raise ReleaseRejected(
-                BackendError(ErrorKind.BUSY, f"{program!r} is referenced by {program.users} live events"), program
-            )
+            raise ReleaseRejected(still_referenced("program", program.users), program)
         program.alive = False
         program.context.programs -= 1
         self._programs.remove(program)
@@ -423,9 +421,7 @@ class ReferenceAccelerator:
         self._check(context, RefContext)
         self._info.validate_queue_desc(desc)
         if context.queues >= self._info.limits.max_queues_per_context:
-            raise BackendError(
-                ErrorKind.RESOURCE_LIMIT, f"max_queues_per_context {self._info.limits.max_queues_per_context} reached"
-            )
+            raise limit_reached("max_queues_per_context", self._info.limits.max_queues_per_context)
         queue = RefQueue(self, self._next(), context)
         context.queues += 1
         self._queues.append(queue)
@@ -434,9 +430,7 @@ class ReferenceAccelerator:
     def destroy_queue(self, queue: RefQueue) -> None:
         self._check(queue, RefQueue)
         if queue.users:
-            raise ReleaseRejected(
-                BackendError(ErrorKind.BUSY, f"{queue!r} is referenced by {queue.users} live events"), queue
-            )
+            raise ReleaseRejected(still_referenced("queue", queue.users), queue)
         queue.alive = False
         queue.context.queues -= 1
         self._queues.remove(queue)
@@ -477,16 +471,13 @@ class ReferenceAccelerator:
         q = self._check(queue, RefQueue)
         p = self._check(program, RefProgram)
         if p.context is not q.context:
-            raise BackendError(ErrorKind.INVALID_ARGUMENT, f"{p!r} and {q!r} belong to different contexts")
+            raise other_context("the program")
         self._validate_bindings(bindings)
         buffers = []
         for binding in bindings:
             buffer = self._check(binding.buffer, RefBuffer)
             if not self._same_context(buffer.context, q.context):
-                raise BackendError(
-                    ErrorKind.INVALID_ARGUMENT,
-                    f"slot {binding.slot}: {buffer!r} belongs to another context than {q!r}",
-                )
+                raise other_context(f"slot {binding.slot}: the buffer")
             buffers.append(buffer)
         validate_binding_ranges(bindings, [b.desc for b in buffers])
         for binding, buffer in zip(bindings, buffers, strict=True):
@@ -497,9 +488,7 @@ class ReferenceAccelerator:
                 )
         validate_program_bindings(bindings, p.program.slots, p.program.name)
         if q.context.events >= self._info.limits.max_events_per_context:
-            raise BackendError(
-                ErrorKind.RESOURCE_LIMIT, f"max_events_per_context {self._info.limits.max_events_per_context} reached"
-            )
+            raise limit_reached("max_events_per_context", self._info.limits.max_events_per_context)
         return buffers
 
     def _same_context(self, a: RefContext, b: RefContext) -> bool:
@@ -537,14 +526,14 @@ class ReferenceAccelerator:
         self._info.validate_event_cancellation()
         self._check(event, RefEvent)
         if event.state is not EventState.PENDING:
-            raise BackendError(ErrorKind.BUSY, f"{event!r} is already {event.state}: completion won")
+            raise cancellation_lost()
         event.state = EventState.CANCELLED
         event.held = False
 
     def destroy_event(self, event: RefEvent) -> None:
         self._check(event, RefEvent)
         if event.state is EventState.PENDING:
-            raise ReleaseRejected(BackendError(ErrorKind.BUSY, f"{event!r} is still pending"), event)
+            raise ReleaseRejected(event_still_pending(), event)
         event.alive = False
         event.queue.users -= 1
         event.program.users -= 1

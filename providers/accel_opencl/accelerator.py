@@ -44,6 +44,13 @@ from accelcore import (
     validate_transfer,
 )
 from accelcore.package import NO_COUNT_ARGUMENT, DispatchKind, KernelPackage, ModuleKind, format_for
+from accelcore.refusals import (
+    context_not_empty,
+    event_still_pending,
+    limit_reached,
+    other_context,
+    still_referenced,
+)
 
 from .accounting import LiveObjects
 from .cancellation import CancellationProof, gate_cancellation_proof
@@ -156,7 +163,7 @@ class OpenCLAccelerator:
     def create_context(self, desc: ContextDesc) -> OpenCLContext:
         self._info.validate_context_desc(desc)
         if self._contexts >= self._info.limits.max_contexts:
-            raise BackendError(ErrorKind.RESOURCE_LIMIT, f"max_contexts {self._info.limits.max_contexts} reached")
+            raise limit_reached("max_contexts", self._info.limits.max_contexts)
         cl = self._cl
         with cl_call("clCreateContext", "creating a context"):
             native = cl.Context([self._device])
@@ -174,12 +181,7 @@ class OpenCLAccelerator:
             raise ReleaseRejected(error, context) from None
         if context.children():
             raise ReleaseRejected(
-                BackendError(
-                    ErrorKind.BUSY,
-                    f"context still has {context.buffers} buffers, {context.programs} programs, "
-                    f"{context.queues} queues and {context.events} events",
-                ),
-                context,
+                context_not_empty(context.buffers, context.programs, context.queues, context.events), context
             )
         context.live = False
         context.transfer_queue = None
@@ -195,9 +197,7 @@ class OpenCLAccelerator:
         self._info.validate_buffer_desc(desc)
         check_alignment(self.memory, desc)
         if context.buffers >= self._info.limits.max_buffers_per_context:
-            raise BackendError(
-                ErrorKind.RESOURCE_LIMIT, f"max_buffers_per_context {self._info.limits.max_buffers_per_context} reached"
-            )
+            raise limit_reached("max_buffers_per_context", self._info.limits.max_buffers_per_context)
         cl = self._cl
         with cl_call("clCreateBuffer", f"allocating {desc.bytes} bytes ({desc.domain.name})"):
             native = cl.Buffer(context.native, self.memory.flags[desc.domain], desc.bytes)
@@ -229,9 +229,7 @@ class OpenCLAccelerator:
         except BackendError as error:
             raise ReleaseRejected(error, buffer) from None
         if buffer.in_flight:
-            raise ReleaseRejected(
-                BackendError(ErrorKind.BUSY, f"buffer is bound to {buffer.in_flight} live events"), buffer
-            )
+            raise ReleaseRejected(still_referenced("buffer", buffer.in_flight), buffer)
         try:
             with cl_call("clReleaseMemObject", "releasing a buffer"):
                 buffer.native.release()
@@ -253,10 +251,7 @@ class OpenCLAccelerator:
         """Provider extra: load an already decoded package (``load_program`` minus the codec)."""
         self._mine(context, OpenCLContext, "context")
         if context.programs >= self._info.limits.max_programs_per_context:
-            raise BackendError(
-                ErrorKind.RESOURCE_LIMIT,
-                f"max_programs_per_context {self._info.limits.max_programs_per_context} reached",
-            )
+            raise limit_reached("max_programs_per_context", self._info.limits.max_programs_per_context)
         built = self._loader.build(context.native, package, resident_bytes)
         context.programs += 1
         self.live.add("programs")
@@ -297,9 +292,7 @@ class OpenCLAccelerator:
         except BackendError as error:
             raise ReleaseRejected(error, program) from None
         if program.in_flight:
-            raise ReleaseRejected(
-                BackendError(ErrorKind.BUSY, f"program is referenced by {program.in_flight} live events"), program
-            )
+            raise ReleaseRejected(still_referenced("program", program.in_flight), program)
         program.live = False
         program.kernel = None
         program.native = None
@@ -313,9 +306,7 @@ class OpenCLAccelerator:
         self._mine(context, OpenCLContext, "context")
         self._info.validate_queue_desc(desc)
         if context.queues >= self._info.limits.max_queues_per_context:
-            raise BackendError(
-                ErrorKind.RESOURCE_LIMIT, f"max_queues_per_context {self._info.limits.max_queues_per_context} reached"
-            )
+            raise limit_reached("max_queues_per_context", self._info.limits.max_queues_per_context)
         with cl_call("clCreateCommandQueue", "creating an execution queue"):
             native = self._cl.CommandQueue(context.native, self._device)
         context.queues += 1
@@ -329,9 +320,7 @@ class OpenCLAccelerator:
         except BackendError as error:
             raise ReleaseRejected(error, queue) from None
         if queue.in_flight:
-            raise ReleaseRejected(
-                BackendError(ErrorKind.BUSY, f"queue is referenced by {queue.in_flight} live events"), queue
-            )
+            raise ReleaseRejected(still_referenced("queue", queue.in_flight), queue)
         try:
             with cl_call("clFlush", "flushing a queue before release"):
                 queue.native.flush()
@@ -366,11 +355,11 @@ class OpenCLAccelerator:
         self._mine(program, OpenCLProgram, "program")
         context = queue.context
         if program.context is not context:
-            raise _invalid("the program belongs to another context than the queue")
+            raise other_context("the program")
         for binding in bindings:
             self._mine(binding.buffer, OpenCLBuffer, f"slot {binding.slot} buffer")
             if binding.buffer.context is not context:
-                raise _invalid(f"slot {binding.slot}: the buffer belongs to another context than the queue")
+                raise other_context(f"slot {binding.slot}: the buffer")
         descs = [binding.buffer.info.desc for binding in bindings]
         BindingRef.validate_for_submit(bindings, descs, self._info.limits.max_bindings_per_submission)
         validate_binding_ranges(bindings, descs)
@@ -384,9 +373,7 @@ class OpenCLAccelerator:
                     f"OpenCL sub-buffer origins must be multiples of {self.memory.base_alignment} bytes",
                 )
         if context.events >= self._info.limits.max_events_per_context:
-            raise BackendError(
-                ErrorKind.RESOURCE_LIMIT, f"max_events_per_context {self._info.limits.max_events_per_context} reached"
-            )
+            raise limit_reached("max_events_per_context", self._info.limits.max_events_per_context)
         dispatch = package.dispatch
         range_bytes = 0
         element_size = 1
@@ -483,10 +470,7 @@ class OpenCLAccelerator:
         except BackendError as error:
             raise ReleaseRejected(error, event) from None
         if not state.is_terminal:
-            raise ReleaseRejected(
-                BackendError(ErrorKind.BUSY, "the event is still pending; poll it to a terminal state first"),
-                event,
-            )
+            raise ReleaseRejected(event_still_pending(), event)
         submission = event.submission
         for sub in submission.sub_buffers:
             sub.release()

@@ -45,6 +45,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from accelcore import BackendError, ErrorKind, EventState
+from accelcore.refusals import cancellation_lost
 
 from .errors import cl_call, error_from_status
 
@@ -312,11 +313,7 @@ class QueueGates:
                 return
             if submission.phase is Phase.ENDED and submission.state == EventState.CANCELLED:
                 return
-        raise BackendError(
-            ErrorKind.BUSY,
-            "cancellation lost: the submission was already released to the device "
-            "(or had ended); poll it for its final state",
-        )
+        raise cancellation_lost()
 
     def release_held(self, submission: Submission) -> None:
         """Conformance hook: open this submission's gate as soon as it is the queue's tail.

@@ -40,6 +40,13 @@ from accelcore import (
     validate_program_bindings,
 )
 from accelcore.package import ModuleKind, format_for
+from accelcore.refusals import (
+    context_not_empty,
+    event_still_pending,
+    limit_reached,
+    other_context,
+    still_referenced,
+)
 
 from . import context as context_ops
 from . import memory, pipeline, submission, transfer
@@ -178,9 +185,7 @@ class VulkanAccelerator:
             self._info.validate_context_desc(desc)
             live = sum(1 for c in self._contexts if c.state is HandleState.LIVE)
             if live >= MAX_CONTEXTS:
-                raise BackendError(
-                    ErrorKind.RESOURCE_LIMIT, f"{live} contexts are live; max_contexts is {MAX_CONTEXTS}"
-                )
+                raise limit_reached("max_contexts", MAX_CONTEXTS)
             created = context_ops.create(self._token, self._physical, self.description, self._ledger)
             self._contexts.append(created)
             return created
@@ -192,9 +197,7 @@ class VulkanAccelerator:
             except BackendError as error:
                 raise ReleaseRejected(error, context) from error
             if ctx.buffers or ctx.programs or ctx.queues or ctx.events:
-                raise ReleaseRejected(
-                    BackendError(ErrorKind.BUSY, f"context still has live children: {ctx!r}"), context
-                )
+                raise ReleaseRejected(context_not_empty(ctx.buffers, ctx.programs, ctx.queues, ctx.events), context)
             self._release(ctx, lambda: context_ops.destroy(ctx, self._ledger))
             ctx.state = HandleState.RELEASED
             self._contexts.remove(ctx)
@@ -209,7 +212,7 @@ class VulkanAccelerator:
             self._info.validate_buffer_desc(desc)
             limit = self._info.limits.max_buffers_per_context
             if ctx.buffers >= limit:
-                raise BackendError(ErrorKind.RESOURCE_LIMIT, f"context has {ctx.buffers} buffers; the limit is {limit}")
+                raise limit_reached("max_buffers_per_context", limit)
             made = memory.allocate(ctx, self.description, desc, self._ledger, map_device_domain=self._map_device_domain)
             try:
                 self._info.validate_buffer_info(desc, made.info)
@@ -237,9 +240,7 @@ class VulkanAccelerator:
             except BackendError as error:
                 raise ReleaseRejected(error, buffer) from error
             if buf.events:
-                raise ReleaseRejected(
-                    BackendError(ErrorKind.BUSY, f"buffer is referenced by {buf.events} live event(s)"), buffer
-                )
+                raise ReleaseRejected(still_referenced("buffer", buf.events), buffer)
             self._release(buf, lambda: memory.release(buf, self._ledger))
             self._forget(buf)
 
@@ -254,9 +255,7 @@ class VulkanAccelerator:
                 )
             limit = self._info.limits.max_programs_per_context
             if ctx.programs >= limit:
-                raise BackendError(
-                    ErrorKind.RESOURCE_LIMIT, f"context has {ctx.programs} programs; the limit is {limit}"
-                )
+                raise limit_reached("max_programs_per_context", limit)
             program = pipeline.load(ctx, self.description, artifact, self._ledger)
             ctx.programs += 1
             self._live["program"][program] = None
@@ -269,9 +268,7 @@ class VulkanAccelerator:
             except BackendError as error:
                 raise ReleaseRejected(error, program) from error
             if prog.events:
-                raise ReleaseRejected(
-                    BackendError(ErrorKind.BUSY, f"program is referenced by {prog.events} live event(s)"), program
-                )
+                raise ReleaseRejected(still_referenced("program", prog.events), program)
             self._release(prog, lambda: pipeline.unload(prog, self._ledger))
             self._forget(prog)
 
@@ -283,7 +280,7 @@ class VulkanAccelerator:
             self._info.validate_queue_desc(desc)
             limit = self._info.limits.max_queues_per_context
             if ctx.queues >= limit:
-                raise BackendError(ErrorKind.RESOURCE_LIMIT, f"context has {ctx.queues} queues; the limit is {limit}")
+                raise limit_reached("max_queues_per_context", limit)
             semaphore, counter = submission.create_queue(ctx, self._ledger)
             index = ctx.queue_cursor % len(ctx.native_queues)
             ctx.queue_cursor += 1
@@ -299,9 +296,7 @@ class VulkanAccelerator:
             except BackendError as error:
                 raise ReleaseRejected(error, queue) from error
             if q.events:
-                raise ReleaseRejected(
-                    BackendError(ErrorKind.BUSY, f"queue is referenced by {q.events} live event(s)"), queue
-                )
+                raise ReleaseRejected(still_referenced("queue", q.events), queue)
             self._release(q, lambda: submission.destroy_queue(q, self._ledger))
             self._forget(q)
 
@@ -322,10 +317,7 @@ class VulkanAccelerator:
                 deadline = submission.deadline_for(timeout, admitted_ns)
                 ctx = q.context
                 if ctx.events >= ctx.descriptor_sets_max:
-                    raise BackendError(
-                        ErrorKind.RESOURCE_LIMIT,
-                        f"context has {ctx.events} live events; max_events_per_context is {ctx.descriptor_sets_max}",
-                    )
+                    raise limit_reached("max_events_per_context", ctx.descriptor_sets_max)
                 event = submission.record(q, prog, refs, elements, groups, deadline, self._ledger)
             except BackendError as error:
                 raise SubmitRejected(error) from error
@@ -363,16 +355,14 @@ class VulkanAccelerator:
         if not isinstance(timeout, Timeout):
             raise BackendError(ErrorKind.INVALID_ARGUMENT, f"timeout must be a Timeout, got {timeout!r}")
         if prog.context is not q.context:
-            raise BackendError(ErrorKind.INVALID_ARGUMENT, "program and queue belong to different contexts")
+            raise other_context("the program")
         refs = list(bindings)
         for ref in refs:
             if not isinstance(ref, BindingRef):
                 raise BackendError(ErrorKind.INVALID_ARGUMENT, f"bindings must be BindingRef, got {type(ref).__name__}")
             buf = self._check(ref.buffer, VulkanBuffer, f"slot {ref.slot} buffer")
             if buf.context is not q.context:
-                raise BackendError(
-                    ErrorKind.INVALID_ARGUMENT, f"slot {ref.slot}: the buffer belongs to another context than the queue"
-                )
+                raise other_context(f"slot {ref.slot}: the buffer")
         descs = [ref.buffer.desc for ref in refs]
         BindingRef.validate_for_submit(refs, descs, self._info.limits.max_bindings_per_submission)
         validate_binding_ranges(refs, descs)
@@ -445,10 +435,7 @@ class VulkanAccelerator:
             except BackendError as error:
                 raise ReleaseRejected(error, event) from error
             if not state.is_terminal:
-                raise ReleaseRejected(
-                    BackendError(ErrorKind.BUSY, "the event is still pending; poll it to a terminal state first"),
-                    event,
-                )
+                raise ReleaseRejected(event_still_pending(), event)
             self._release(ev, lambda: self._drop(ev))
 
     # ------------------------------------------------------------------ test control

@@ -25,6 +25,7 @@ from typing import Any
 
 from accelcore import BackendError, BindingRef, ErrorKind, EventState, Timeout
 from accelcore.package import NO_COUNT_ARGUMENT
+from accelcore.refusals import cancellation_lost
 
 from ._binding import ffi, vk
 from .accounting import Ledger
@@ -275,13 +276,7 @@ def cancel(event: VulkanEvent) -> None:
         return
     if event.stage is EventStage.TERMINAL and event.result == EventState.CANCELLED:
         return
-    state = poll(event)
-    raise BackendError(
-        ErrorKind.BUSY,
-        f"the submission already reached the device and cannot be revoked (event is {state})"
-        if not state.is_terminal
-        else f"the event already ended as {state}",
-    )
+    raise cancellation_lost()
 
 
 def release(event: VulkanEvent, ledger: Ledger) -> None:

@@ -1,6 +1,7 @@
 """One error vocabulary: the same condition gives the same kind and the same message on every provider.
 
-Device-independent checks live in accelcore (``validate_transfer``, ``validate_program_bindings``);
+Device-independent checks live in accelcore (``validate_transfer``, ``validate_program_bindings``),
+bookkeeping refusals are worded by ``accelcore.refusals``;
 each provider (reference, and every real OpenCL / Vulkan device found, narrowed by
 ``ACCEL_DEVICES``) is driven directly and its message compared with the one accelcore words.
 """
@@ -10,6 +11,7 @@ from __future__ import annotations
 import fnmatch
 import os
 import re
+import time
 from typing import Any
 
 import pytest
@@ -21,13 +23,16 @@ from accelcore import (
     BufferDesc,
     BufferRange,
     BufferUsage,
+    Capabilities,
     ContextDesc,
     ErrorKind,
     MemorySink,
     MemorySource,
     QueueDesc,
+    ReleaseRejected,
     SubmitRejected,
     Timeout,
+    refusals,
     validate_transfer,
 )
 from accelcore.registry import ProviderUnavailable, load_families
@@ -104,6 +109,48 @@ def test_same_condition_same_words(family: Any, entry: Any) -> None:
         else:
             pattern = rf"slot {left_out.slot + 1} is not a binding of program '[^']*' \(its slots: \[\d+\]\)"
         assert re.fullmatch(pattern, rejected.value.error.message), rejected.value.error.message
+
+        # Bookkeeping refusals (accelcore.refusals): a held event pins its objects; cancel after completion.
+        full = [BindingRef(f.slot, a.buffer, BufferRange(0, len(f.initial)), f.access) for f, a in allocated]
+        other = provider.create_context(ContextDesc())
+        foreign = provider.allocate_buffer(other, allocated[0][1].info.desc)
+        crossed = [BindingRef(full[0].slot, foreign.buffer, full[0].range, full[0].access), *full[1:]]
+        with pytest.raises(SubmitRejected) as rejected:
+            provider.submit(queue, program, crossed, Timeout.INFINITE)
+        assert str(rejected.value.error) == str(refusals.other_context(f"slot {full[0].slot}: the buffer"))
+        provider.free_buffer(foreign.buffer)
+        provider.destroy_context(other)
+
+        setup.hooks.hold_submissions(provider)
+        event = provider.submit(queue, program, full, Timeout.INFINITE)
+        expected = {
+            "destroy_event": refusals.event_still_pending(),
+            "free_buffer": refusals.still_referenced("buffer", 1),
+            "unload_program": refusals.still_referenced("program", 1),
+            "destroy_queue": refusals.still_referenced("queue", 1),
+        }
+        for call, handle in (
+            ("destroy_event", event),
+            ("free_buffer", allocated[0][1].buffer),
+            ("unload_program", program),
+            ("destroy_queue", queue),
+        ):
+            with pytest.raises(ReleaseRejected) as refused:
+                getattr(provider, call)(handle)
+            assert refused.value.resource is handle
+            assert str(refused.value.error) == str(expected[call]), call
+        with pytest.raises(ReleaseRejected) as refused:
+            provider.destroy_context(context)
+        assert str(refused.value.error) == str(refusals.context_not_empty(len(allocated) + 2, 1, 1, 1))
+        setup.hooks.complete_held(provider, event)
+        give_up = time.monotonic() + 60
+        while not provider.poll_event(event).is_terminal and time.monotonic() < give_up:
+            time.sleep(0.001)
+        assert provider.poll_event(event).is_terminal
+        if provider.device_info().capabilities & Capabilities.EVENT_CANCELLATION:
+            said = _message(ErrorKind.BUSY, provider.cancel_event, event)
+            assert said == refusals.cancellation_lost().message
+        provider.destroy_event(event)
 
         provider.destroy_queue(queue)
         provider.unload_program(program)
