@@ -1,4 +1,4 @@
-"""Every ``console`` example in docs/cli.md runs and prints what the page says.
+"""Every ``console`` example in docs/cli.md and README.md runs and prints what the page says.
 
 Rules (stated at the top of the page): the examples run in order in one scratch
 directory holding the corpus as ``artifacts/``, with only the reference
@@ -22,9 +22,9 @@ _BLOCK = re.compile(r"^```console\n(.*?)^```", re.DOTALL | re.MULTILINE)
 _EXIT = re.compile(r"^\[exit (\d+)\]$")
 
 
-def _examples() -> list[tuple[str, list[str], int]]:
+def _examples(doc: Path = DOC) -> list[tuple[str, list[str], int]]:
     examples = []
-    for block in _BLOCK.findall(DOC.read_text(encoding="utf-8")):
+    for block in _BLOCK.findall(doc.read_text(encoding="utf-8")):
         for chunk in re.split(r"^\$ ", block, flags=re.MULTILINE)[1:]:
             command, *lines = chunk.rstrip("\n").split("\n")
             code = 0
@@ -43,14 +43,15 @@ def _matches(expected: list[str], actual: list[str]) -> bool:
     return bool(actual) and expected[0] == actual[0] and _matches(expected[1:], actual[1:])
 
 
-def test_every_console_example(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+@pytest.mark.parametrize(("doc", "minimum"), [(DOC, 15), (ROOT / "README.md", 8)], ids=["docs-cli", "readme"])
+def test_every_console_example(doc: Path, minimum: int, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """``accel`` examples run in-process (click's runner, stdout and stderr interleaved); ``python`` ones as
     subprocesses. Conformance workers are real subprocesses either way."""
     from accel_cli.main import main
     from click.testing import CliRunner
 
-    examples = _examples()
-    assert len(examples) >= 15, "docs/cli.md lost its examples"
+    examples = _examples(doc)
+    assert len(examples) >= minimum, f"{doc.name} lost its examples"
     (tmp_path / "artifacts").symlink_to(ROOT / "artifacts")
     monkeypatch.chdir(tmp_path)
     monkeypatch.delenv("ACCEL_DEVICE", raising=False)
@@ -69,7 +70,7 @@ def test_every_console_example(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) 
             )
             output, status = proc.stdout + proc.stderr, proc.returncode
         else:
-            pytest.fail(f"docs/cli.md example runs {argv[0]!r}; only accel and python are allowed")
+            pytest.fail(f"{doc.name} example runs {argv[0]!r}; only accel and python are allowed")
         actual = [line.rstrip() for line in output.rstrip("\n").split("\n")] if output.strip() else []
         assert status == code, f"$ {command}\nexit {status}, doc says {code}\n{output}"
         assert _matches(expected, actual), f"$ {command}\n--- doc:\n" + "\n".join(expected) + "\n--- got:\n" + output
