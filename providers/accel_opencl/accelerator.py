@@ -36,6 +36,7 @@ from accelcore import (
     ErrorKind,
     EventState,
     QueueDesc,
+    ReleaseIndeterminate,
     ReleaseRejected,
     SubmitRejected,
     Timeout,
@@ -234,7 +235,14 @@ class OpenCLAccelerator:
             with cl_call("clReleaseMemObject", "releasing a buffer"):
                 buffer.native.release()
         except BackendError as error:
-            raise ReleaseRejected(error, buffer) from None
+            # The native release was attempted: whether the object is gone is unknown, so the
+            # handle cannot come back for a retry (as on every provider: indeterminate).
+            self._forget_buffer(buffer)
+            self.live.add("indeterminate")
+            raise ReleaseIndeterminate(error) from None
+        self._forget_buffer(buffer)
+
+    def _forget_buffer(self, buffer: OpenCLBuffer) -> None:
         buffer.live = False
         buffer.native = None
         buffer.context.buffers -= 1

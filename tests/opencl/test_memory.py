@@ -167,3 +167,21 @@ def test_context_with_children_cannot_be_destroyed(accel: Any) -> None:
     accel.free_buffer(buf)
     accel.destroy_context(ctx)
     assert accel.live_resources()["contexts"] == 0
+
+
+def test_a_failed_native_buffer_release_is_indeterminate(entry: Any) -> None:
+    """A native release that fails leaves the object's fate unknown: ReleaseIndeterminate, never a retry."""
+    from accel_opencl import provider_family
+
+    from accelcore import ReleaseIndeterminate
+
+    accel = provider_family.open(entry)
+    ctx = accel.create_context(ContextDesc())
+    buf = accel.allocate_buffer(ctx, BufferDesc(16, 16, MemoryDomain.HOST, USAGE)).buffer
+    buf.native.release()  # the object is already gone: clReleaseMemObject now fails in the binding
+    with pytest.raises(ReleaseIndeterminate) as info:
+        accel.free_buffer(buf)
+    assert "clReleaseMemObject" in str(info.value)
+    live = accel.live_resources()
+    assert live["buffers"] == 0 and live["indeterminate"] == 1
+    accel.destroy_context(ctx)
