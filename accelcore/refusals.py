@@ -15,10 +15,28 @@ __all__ = [
     "cancellation_lost",
     "context_not_empty",
     "event_still_pending",
+    "foreign_handle",
     "limit_reached",
     "other_context",
+    "released_handle",
     "still_referenced",
+    "wrong_handle",
 ]
+
+
+def wrong_handle(what: str, expected: str, got: object) -> BackendError:
+    """INVALID_ARGUMENT: ``what`` is not a handle of the expected type (named)."""
+    return BackendError(ErrorKind.INVALID_ARGUMENT, f"{what} must be a {expected}, got {type(got).__name__}")
+
+
+def released_handle(what: str) -> BackendError:
+    """INVALID_ARGUMENT: ``what`` was already released (or consumed by a destructive call)."""
+    return BackendError(ErrorKind.INVALID_ARGUMENT, f"{what} was already released")
+
+
+def foreign_handle(what: str) -> BackendError:
+    """INVALID_ARGUMENT: ``what`` was created by another provider instance."""
+    return BackendError(ErrorKind.INVALID_ARGUMENT, f"{what} belongs to another provider instance")
 
 
 def limit_reached(limit: str, value: int) -> BackendError:

@@ -31,9 +31,12 @@ from ..refusals import (
     cancellation_lost,
     context_not_empty,
     event_still_pending,
+    foreign_handle,
     limit_reached,
     other_context,
+    released_handle,
     still_referenced,
+    wrong_handle,
 )
 from ..submission import (
     BindingRef,
@@ -262,13 +265,11 @@ class ReferenceAccelerator:
 
     def _check(self, handle: object, cls: type[H]) -> H:
         if not isinstance(handle, cls):
-            raise BackendError(
-                ErrorKind.INVALID_ARGUMENT, f"expected a reference {cls.kind} handle, got {type(handle).__name__}"
-            )
-        if handle.owner is not self:
-            raise BackendError(ErrorKind.INVALID_ARGUMENT, f"{handle!r} belongs to another provider instance")
+            raise wrong_handle(cls.kind, cls.__name__, handle)
         if not handle.alive:
-            raise BackendError(ErrorKind.INVALID_ARGUMENT, f"{handle!r} was already released")
+            raise released_handle(cls.kind)
+        if handle.owner is not self:
+            raise foreign_handle(cls.kind)
         return handle
 
     def live_resources(self) -> dict[str, int]:

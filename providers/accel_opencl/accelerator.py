@@ -48,9 +48,12 @@ from accelcore.package import NO_COUNT_ARGUMENT, DispatchKind, KernelPackage, Mo
 from accelcore.refusals import (
     context_not_empty,
     event_still_pending,
+    foreign_handle,
     limit_reached,
     other_context,
+    released_handle,
     still_referenced,
+    wrong_handle,
 )
 
 from .accounting import LiveObjects
@@ -153,10 +156,12 @@ class OpenCLAccelerator:
     # -- handle checks ----------------------------------------------------------
 
     def _mine(self, handle: Any, kind: type, what: str) -> Any:
-        if not isinstance(handle, kind) or getattr(handle, "owner", None) != self._owner:
-            raise _invalid(f"{what} {handle!r} is not a {kind.__name__} of this OpenCL instance")
+        if not isinstance(handle, kind):
+            raise wrong_handle(what, kind.__name__, handle)
         if not getattr(handle, "live", False):
-            raise _invalid(f"{what} {handle!r} was already released")
+            raise released_handle(what)
+        if getattr(handle, "owner", None) != self._owner:
+            raise foreign_handle(what)
         return handle
 
     # -- contexts ---------------------------------------------------------------
@@ -365,7 +370,7 @@ class OpenCLAccelerator:
         if program.context is not context:
             raise other_context("the program")
         for binding in bindings:
-            self._mine(binding.buffer, OpenCLBuffer, f"slot {binding.slot} buffer")
+            self._mine(binding.buffer, OpenCLBuffer, f"slot {binding.slot}: the buffer")
             if binding.buffer.context is not context:
                 raise other_context(f"slot {binding.slot}: the buffer")
         descs = [binding.buffer.info.desc for binding in bindings]

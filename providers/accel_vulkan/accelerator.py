@@ -43,9 +43,12 @@ from accelcore.package import ModuleKind, format_for
 from accelcore.refusals import (
     context_not_empty,
     event_still_pending,
+    foreign_handle,
     limit_reached,
     other_context,
+    released_handle,
     still_referenced,
+    wrong_handle,
 )
 
 from . import context as context_ops
@@ -123,15 +126,13 @@ class VulkanAccelerator:
 
     def _check(self, handle: Any, kind: type[T], what: str) -> T:
         if not isinstance(handle, kind):
-            raise BackendError(
-                ErrorKind.INVALID_ARGUMENT, f"{what} must be a {kind.__name__}, got {type(handle).__name__}"
-            )
+            raise wrong_handle(what, kind.__name__, handle)
         record: Any = handle
         if record.state is not HandleState.LIVE:
-            raise BackendError(ErrorKind.INVALID_ARGUMENT, f"{what} was already released")
+            raise released_handle(what)
         owner = record.owner if isinstance(record, VulkanContext) else self._context_of(record).owner
         if owner is not self._token:
-            raise BackendError(ErrorKind.INVALID_ARGUMENT, f"{what} belongs to another provider instance")
+            raise foreign_handle(what)
         if self._instance.closed:
             raise BackendError(ErrorKind.INVALID_ARGUMENT, "this provider instance was closed")
         return handle
@@ -360,7 +361,7 @@ class VulkanAccelerator:
         for ref in refs:
             if not isinstance(ref, BindingRef):
                 raise BackendError(ErrorKind.INVALID_ARGUMENT, f"bindings must be BindingRef, got {type(ref).__name__}")
-            buf = self._check(ref.buffer, VulkanBuffer, f"slot {ref.slot} buffer")
+            buf = self._check(ref.buffer, VulkanBuffer, f"slot {ref.slot}: the buffer")
             if buf.context is not q.context:
                 raise other_context(f"slot {ref.slot}: the buffer")
         descs = [ref.buffer.desc for ref in refs]

@@ -158,6 +158,21 @@ def test_same_condition_same_words(family: Any, entry: Any) -> None:
             provider.free_buffer(a.buffer)
         provider.free_buffer(source_only.buffer)
         provider.free_buffer(both.buffer)
+        said = _message(ErrorKind.INVALID_ARGUMENT, provider.write_buffer, both.buffer, 0, MemorySource(b"x"))
+        assert said == refusals.released_handle("buffer").message
+        said = _message(ErrorKind.INVALID_ARGUMENT, provider.read_buffer, b"not a buffer", 0, MemorySink(bytearray(1)))
+        assert re.fullmatch(r"buffer must be a \w+, got bytes", said), said
+        second = setup.factory()
+        try:
+            elsewhere = second.create_context(ContextDesc())
+            theirs = second.allocate_buffer(elsewhere, both.info.desc)
+            said = _message(ErrorKind.INVALID_ARGUMENT, provider.write_buffer, theirs.buffer, 0, MemorySource(b"x"))
+            assert said == refusals.foreign_handle("buffer").message
+            second.free_buffer(theirs.buffer)
+            second.destroy_context(elsewhere)
+        finally:
+            if hasattr(second, "close"):
+                second.close()
         provider.destroy_context(context)
     finally:
         close = getattr(provider, "close", None)
