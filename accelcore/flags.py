@@ -164,6 +164,17 @@ class BufferUsage(enum.IntFlag, boundary=enum.KEEP):
     def program_visible(cls) -> BufferUsage:
         return cls.PROGRAM_INPUT | cls.PROGRAM_OUTPUT | cls.MUTABLE_STATE
 
+    @classmethod
+    def for_access(cls, access: AccessMode) -> BufferUsage:
+        """The one program usage bit that allows a binding with ``access``:
+        READ → PROGRAM_INPUT, WRITE → PROGRAM_OUTPUT, READ_WRITE → MUTABLE_STATE."""
+        mode = AccessMode.from_number(int(access))
+        if mode is AccessMode.READ:
+            return cls.PROGRAM_INPUT
+        if mode is AccessMode.WRITE:
+            return cls.PROGRAM_OUTPUT
+        return cls.MUTABLE_STATE
+
 
 class BufferProperties(enum.IntFlag, boundary=enum.KEEP):
     """Properties of the real backing of an allocation."""

@@ -31,12 +31,7 @@ class BindingFixture:
     def buffer_usage(self) -> BufferUsage:
         if self.usage is not None:
             return self.usage
-        program = {
-            AccessMode.READ: BufferUsage.PROGRAM_INPUT,
-            AccessMode.WRITE: BufferUsage.PROGRAM_OUTPUT,
-            AccessMode.READ_WRITE: BufferUsage.MUTABLE_STATE,
-        }[self.access]
-        return program | BufferUsage.TRANSFER_SOURCE | BufferUsage.TRANSFER_DESTINATION
+        return BufferUsage.for_access(self.access) | BufferUsage.TRANSFER_SOURCE | BufferUsage.TRANSFER_DESTINATION
 
 
 @dataclass(frozen=True, slots=True)

@@ -19,7 +19,6 @@ import dataclasses
 from typing import Any
 
 from accelcore import (
-    AccessMode,
     ArtifactRef,
     BackendError,
     BindingRef,
@@ -161,13 +160,6 @@ def _expect_refused(ctx: CaseContext, session: Session, context: Any, pkg: Kerne
     ctx.fail(f"{label}: the load succeeded")
 
 
-_ACCESS_USAGE = {
-    AccessMode.READ: BufferUsage.PROGRAM_INPUT,
-    AccessMode.WRITE: BufferUsage.PROGRAM_OUTPUT,
-    AccessMode.READ_WRITE: BufferUsage.MUTABLE_STATE,
-}
-
-
 def corpus_numpy(ctx: CaseContext) -> None:
     from accelcore.corpus import KERNELS, compare, kernel_spec, load_package, make_case
 
@@ -188,7 +180,7 @@ def corpus_numpy(ctx: CaseContext) -> None:
         bindings = []
         for row in spec.bindings:
             data = case.initial_bytes(row.slot)
-            usage = _ACCESS_USAGE[row.access] | BufferUsage.TRANSFER_SOURCE | BufferUsage.TRANSFER_DESTINATION
+            usage = BufferUsage.for_access(row.access) | BufferUsage.TRANSFER_SOURCE | BufferUsage.TRANSFER_DESTINATION
             buffer = session.allocate_buffer(context, BufferDesc(len(data), 16, domain, usage)).buffer
             session.write(buffer, data)
             buffers[row.slot] = buffer

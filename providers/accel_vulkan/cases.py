@@ -43,11 +43,6 @@ from accelcore.package_codec import parse_package, write_package
 
 VK = ModuleKind.SPIRV_VULKAN
 RESIDENT = 64 << 20
-_PROGRAM_USAGE = {
-    AccessMode.READ: BufferUsage.PROGRAM_INPUT,
-    AccessMode.WRITE: BufferUsage.PROGRAM_OUTPUT,
-    AccessMode.READ_WRITE: BufferUsage.MUTABLE_STATE,
-}
 REFUSED_KINDS = (ErrorKind.INVALID_ARGUMENT, ErrorKind.UNSUPPORTED, ErrorKind.INCOMPATIBLE)
 
 
@@ -66,7 +61,7 @@ def run_kernel(
     bindings = []
     for row in spec.bindings:
         initial = case.initial_bytes(row.slot)
-        usage = BufferUsage.TRANSFER_SOURCE | BufferUsage.TRANSFER_DESTINATION | _PROGRAM_USAGE[row.access]
+        usage = BufferUsage.TRANSFER_SOURCE | BufferUsage.TRANSFER_DESTINATION | BufferUsage.for_access(row.access)
         handle = session.allocate_buffer(context, BufferDesc(len(initial), 16, domain, usage)).buffer
         session.write(handle, initial)
         buffers[row.slot] = handle

@@ -349,3 +349,17 @@ def test_validate_transfer_offset_must_be_u64(offset: object, raises_kind: Raise
 @pytest.mark.parametrize(("offset", "length"), [(0, 64), (63, 1), (10, 0), (0, 1)])
 def test_validate_transfer_inside_the_buffer_returns_the_offset(offset: int, length: int) -> None:
     assert validate_transfer(BufferDesc(64, 16, MemoryDomain.HOST, _BOTH), offset, length, write=True) == offset
+
+
+@pytest.mark.parametrize("access", list(AccessMode))
+def test_buffer_usage_for_access_allows_exactly_that_access(access: AccessMode) -> None:
+    usage = BufferUsage.for_access(access)
+    assert bin(int(usage)).count("1") == 1 and usage & BufferUsage.program_visible()
+    desc = BufferDesc(64, 16, MemoryDomain.HOST, usage)
+    allowed = [mode for mode in AccessMode if desc.allows_access(mode)]
+    assert allowed == ([access] if access is not AccessMode.READ_WRITE else list(AccessMode))
+
+
+def test_buffer_usage_for_access_refuses_unknown_modes(raises_kind: RaisesKind) -> None:
+    with raises_kind(ErrorKind.INVALID_ARGUMENT):
+        BufferUsage.for_access(4)  # type: ignore[arg-type]

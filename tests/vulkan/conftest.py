@@ -44,11 +44,6 @@ from accelcore.package import ModuleKind, format_for
 from accelcore.registry import DeviceEntry, ProviderUnavailable
 
 TRANSFER = BufferUsage.TRANSFER_SOURCE | BufferUsage.TRANSFER_DESTINATION
-PROGRAM_USAGE = {
-    AccessMode.READ: BufferUsage.PROGRAM_INPUT,
-    AccessMode.WRITE: BufferUsage.PROGRAM_OUTPUT,
-    AccessMode.READ_WRITE: BufferUsage.MUTABLE_STATE,
-}
 VK = ModuleKind.SPIRV_VULKAN
 VALIDATION = os.environ.get("ACCEL_VULKAN_VALIDATION", "1").strip().lower() not in ("0", "false", "no", "off")
 """Whether test instances run under the validation layer (default: yes)."""
@@ -160,7 +155,7 @@ class Rig:
         self.events: list[Any] = []
 
     def buffer(self, data: bytes, access: AccessMode = AccessMode.READ, domain: MemoryDomain | None = None) -> Any:
-        desc = BufferDesc(len(data), 16, domain or self.domain, TRANSFER | PROGRAM_USAGE[access])
+        desc = BufferDesc(len(data), 16, domain or self.domain, TRANSFER | BufferUsage.for_access(access))
         handle = self.accel.allocate_buffer(self.context, desc).buffer
         self.accel.write_buffer(handle, 0, MemorySource(data))
         self.buffers.append(handle)

@@ -26,7 +26,7 @@ from accelcore.buffers import BufferDesc
 from accelcore.device import DeviceInfo
 from accelcore.engine import CommandEngine, ResourcePolicy
 from accelcore.errors import BackendError, DeviceInfoError, ErrorKind, SubmitFailure, SubmitIndeterminate
-from accelcore.flags import AccessMode, BufferUsage, MemoryDomain
+from accelcore.flags import BufferUsage, MemoryDomain
 from accelcore.ports import MemorySource
 from accelcore.program import ArtifactRef
 from accelcore.submission import EventStatus, Timeout
@@ -36,11 +36,6 @@ from .bindings import BoundSlot
 
 __all__ = ["RunFailure", "RunResult", "choose_domain", "run_once"]
 
-_PROGRAM_USAGE = {
-    AccessMode.READ: BufferUsage.PROGRAM_INPUT,
-    AccessMode.WRITE: BufferUsage.PROGRAM_OUTPUT,
-    AccessMode.READ_WRITE: BufferUsage.MUTABLE_STATE,
-}
 _DOMAIN_ORDER = (MemoryDomain.DEVICE, MemoryDomain.SHARED, MemoryDomain.HOST)
 BUFFER_ALIGNMENT = 64
 
@@ -118,7 +113,7 @@ def run_once(
         context = _phase("context", engine.create_context)
         buffers: dict[int, int] = {}
         for slot in slots:
-            usage = _PROGRAM_USAGE[slot.access] | BufferUsage.TRANSFER_SOURCE | BufferUsage.TRANSFER_DESTINATION
+            usage = BufferUsage.for_access(slot.access) | BufferUsage.TRANSFER_SOURCE | BufferUsage.TRANSFER_DESTINATION
             desc = _phase("allocate", BufferDesc, slot.nbytes, BUFFER_ALIGNMENT, chosen, usage)
             buffers[slot.slot] = _phase("allocate", engine.allocate_buffer, context, desc)
         result.timings["allocate_s"] = time.perf_counter() - started
