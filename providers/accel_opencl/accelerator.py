@@ -485,10 +485,23 @@ class OpenCLAccelerator:
         if not state.is_terminal:
             raise ReleaseRejected(event_still_pending(), event)
         submission = event.submission
+        failure: BackendError | None = None
         for sub in submission.sub_buffers:
-            sub.release()
+            try:
+                with cl_call("clReleaseMemObject", "releasing a sub-buffer of a terminal event"):
+                    sub.release()
+            except BackendError as error:
+                failure = failure or error
+                self.live.add("indeterminate")
         self.live.remove("sub_buffers", len(submission.sub_buffers))
         submission.sub_buffers = []
+        self._forget_event(event)
+        if failure is not None:
+            # Native releases were attempted: what is left is unknown (discard the instance).
+            raise ReleaseIndeterminate(failure)
+
+    def _forget_event(self, event: OpenCLEvent) -> None:
+        submission = event.submission
         for buffer in submission.buffers:
             buffer.in_flight -= 1
         submission.program.in_flight -= 1

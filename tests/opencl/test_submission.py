@@ -348,3 +348,45 @@ def test_submission_cycles_retain_nothing(rig: Any, make_package: Any) -> None:
     cycles(20)
     few, many = cycles(100), cycles(1000)
     assert many <= few + 16384, (few, many)
+
+
+def test_a_failed_sub_buffer_release_makes_destroy_event_indeterminate(entry: Any, make_package: Any) -> None:
+    """destroy_event whose native sub-buffer release fails: ReleaseIndeterminate, never a raw binding error."""
+    from accel_opencl import provider_family
+
+    from accelcore import BufferDesc, BufferUsage, MemoryDomain, QueueDesc, ReleaseIndeterminate
+
+    accel = provider_family.open(entry)
+    context = accel.create_context(ContextDesc())
+    queue = accel.create_queue(context, QueueDesc())
+    program = accel.load_package(context, make_package(), 64 << 20)
+    transfer = BufferUsage.TRANSFER_SOURCE | BufferUsage.TRANSFER_DESTINATION
+    src = accel.allocate_buffer(context, BufferDesc(N * 4, 16, MemoryDomain.HOST, transfer | BufferUsage.PROGRAM_INPUT))
+    dst = accel.allocate_buffer(
+        context, BufferDesc(N * 4, 16, MemoryDomain.HOST, transfer | BufferUsage.PROGRAM_OUTPUT)
+    )
+    align = accel.memory.base_alignment
+    event = accel.submit(
+        queue,
+        program,
+        [
+            BindingRef(0, src.buffer, BufferRange(0, align), AccessMode.READ),
+            BindingRef(1, dst.buffer, BufferRange(0, align), AccessMode.WRITE),
+        ],
+        Timeout.INFINITE,
+    )
+    deadline = time.monotonic() + 60
+    while not accel.poll_event(event).is_terminal and time.monotonic() < deadline:
+        time.sleep(0.001)
+    assert accel.poll_event(event) == EventState.COMPLETE
+    event.submission.sub_buffers[0].release()  # gone already: the provider's own release now fails natively
+    with pytest.raises(ReleaseIndeterminate) as info:
+        accel.destroy_event(event)
+    assert "clReleaseMemObject" in str(info.value)
+    live = accel.live_resources()
+    assert live["sub_buffers"] == 0 and live["kernel_events"] == 0 and live["indeterminate"] == 1
+    accel.free_buffer(src.buffer)  # the event no longer pins its buffers
+    accel.free_buffer(dst.buffer)
+    accel.unload_program(program)
+    accel.destroy_queue(queue)
+    accel.destroy_context(context)
