@@ -75,3 +75,34 @@ def test_infinite_duration() -> None:
 def test_bad_durations(text: str, message: str) -> None:
     with pytest.raises(ValueError, match=message):
         parse_duration(text)
+
+
+def test_an_indeterminate_submission_is_a_device_failure_never_an_input_refusal() -> None:
+    """SubmitIndeterminate carrying INVALID_ARGUMENT must not read as "the device refused the bindings"."""
+    import numpy as np
+    from accel_cli.artifacts import Artifact, FileKind
+    from accel_cli.bindings import BoundSlot
+    from accel_cli.commands.run import _failure
+    from accel_cli.execute import RunFailure, run_once
+    from accel_cli.failures import DeviceFailure
+
+    from accelcore import BackendError, ErrorKind, SubmitIndeterminate
+    from accelcore.testing import ReferenceAccelerator, reference_target
+
+    class AcceptanceUnknown(ReferenceAccelerator):
+        def submit(self, queue: object, program: object, bindings: object, timeout: object) -> object:
+            event = super().submit(queue, program, bindings, timeout)  # type: ignore[arg-type]
+            raise SubmitIndeterminate(BackendError(ErrorKind.INVALID_ARGUMENT, "binding fault mid-submit"), event)
+
+    target = reference_target()
+    artifact = Artifact(FileKind.REFERENCE, target.format, target.target, target.artifact, ())
+    slots = [
+        BoundSlot(f.slot, Path(f"slot{f.slot}.npy"), np.frombuffer(f.initial, np.uint8).copy(), f.access, f.access)
+        for f in target.fixtures
+    ]
+    with pytest.raises(RunFailure) as info:
+        run_once(AcceptanceUnknown(), artifact, slots, timeout=Timeout.INFINITE, wait_limit_s=10)
+    assert info.value.indeterminate and info.value.phase == "submit"
+    failure = _failure(info.value)
+    assert isinstance(failure, DeviceFailure), failure
+    assert "acceptance unknown" in str(failure) and "indeterminate" in str(failure)

@@ -41,12 +41,19 @@ BUFFER_ALIGNMENT = 64
 
 
 class RunFailure(Exception):
-    """``phase`` failed with ``error`` (a BackendError) or ``message``."""
+    """``phase`` failed with ``error`` (a BackendError) or ``message``.
 
-    def __init__(self, phase: str, message: str, error: BackendError | None = None) -> None:
+    ``indeterminate``: the outcome is unknown (a SubmitIndeterminate); whatever ``error``'s kind,
+    it is never an ordinary refusal of the caller's input.
+    """
+
+    def __init__(
+        self, phase: str, message: str, error: BackendError | None = None, *, indeterminate: bool = False
+    ) -> None:
         super().__init__(f"{phase}: {message}")
         self.phase = phase
         self.error = error
+        self.indeterminate = indeterminate
 
 
 @dataclass
@@ -135,7 +142,7 @@ def run_once(
         try:
             event = engine.submit(queue, program, bindings, timeout)
         except SubmitIndeterminate as exc:
-            raise RunFailure("submit", f"acceptance unknown: {exc.error}", exc.error) from exc
+            raise RunFailure("submit", f"acceptance unknown: {exc.error}", exc.error, indeterminate=True) from exc
         except SubmitFailure as exc:
             raise RunFailure("submit", str(exc), exc.error) from exc
         except BackendError as exc:

@@ -50,6 +50,9 @@ def _split_positionals(args: Sequence[str]) -> tuple[str, str]:
 
 def _failure(exc: RunFailure) -> CliFailure:
     kind = exc.error.kind.name if exc.error is not None else None
+    if exc.indeterminate:
+        # Acceptance unknown: a device failure whatever the error's kind (never "input refused").
+        return DeviceFailure(f"{exc} (indeterminate: the provider instance was discarded)", error_kind=kind)
     if exc.phase == "execute" and (exc.error is None or exc.error.kind is not ErrorKind.DEVICE_LOST):
         return KernelFailed(str(exc), error_kind=kind)
     if exc.error is not None and exc.error.kind is ErrorKind.DEADLINE_EXPIRED:
