@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from accelcore import ArtifactRef, BackendError, ErrorKind, TargetIdentity
-from accelcore.package import KernelPackage, ModuleKind
+from accelcore.package import NO_COUNT_ARGUMENT, KernelPackage, ModuleKind
 from accelcore.package_codec import parse_artifact
 from accelcore.spirv import Flavour, check_capabilities, inspect_spirv, opencl_supported_capabilities
 
@@ -246,7 +246,7 @@ class ProgramLoader:
         with cl_call("clGetKernelInfo", "reading the kernel's argument count"):
             num_args = int(kernel.num_args)
         declared = [b.native_index for b in package.bindings]
-        if package.dispatch.count_argument != 0xFFFFFFFF:
+        if package.dispatch.count_argument != NO_COUNT_ARGUMENT:
             declared.append(package.dispatch.count_argument)
         if sorted(declared) != list(range(num_args)):
             raise BackendError(

@@ -10,7 +10,7 @@ from rich.table import Table
 
 from accelcore.errors import BackendError
 from accelcore.pack import POCL_BINARY_PREFIX, opencl_kernels
-from accelcore.package import KernelPackage, ModuleKind, format_for
+from accelcore.package import NO_COUNT_ARGUMENT, KernelPackage, ModuleKind, format_for
 from accelcore.spirv import SpirvModule, inspect_spirv
 
 from ..artifacts import ArtifactError, FileKind, classify, parse_package_file, read_file
@@ -106,7 +106,7 @@ def _package_json(pkg: KernelPackage) -> dict[str, Any]:
             "kind": dispatch.kind.name,
             "groups": list(dispatch.groups),
             "slot": dispatch.slot,
-            "count_argument": None if dispatch.count_argument == 0xFFFFFFFF else dispatch.count_argument,
+            "count_argument": None if dispatch.count_argument == NO_COUNT_ARGUMENT else dispatch.count_argument,
         },
         "build_options": pkg.build_options,
         "target": [f"{w:#010x}" for w in pkg.target.words] if any(pkg.target.words) else None,
