@@ -44,8 +44,10 @@ def test_binding_exception_maps_to_kind_with_native_code(
 
 def test_both_families_are_covered() -> None:
     assert not issubclass(vk.VkNotReady, vk.VkError)
-    assert translate(vk.VkNotReady(), "vkX") is not None
-    assert translate(vk.VkErrorDeviceLost(), "vkX") is not None
+    not_ready = translate(vk.VkNotReady(), "vkX")
+    lost = translate(vk.VkErrorDeviceLost(), "vkX")
+    assert not_ready is not None and not_ready.kind is ErrorKind.BUSY and not_ready.native_code == 1
+    assert lost is not None and lost.kind is ErrorKind.DEVICE_LOST and lost.native_code == -4
 
 
 def test_unknown_result_from_the_binding_keyerror() -> None:
