@@ -593,10 +593,13 @@ class CommandEngine(Generic[C, B, P, Q, E]):
 
     def cancel(self, event_id: int) -> None:
         """Cancel a pending event. Without EVENT_CANCELLATION → UNSUPPORTED (event untouched);
-        already terminal or completion won → BUSY."""
+        already Cancelled → success (cancellation won earlier; the provider is not called);
+        otherwise terminal, or completion won → BUSY."""
         self._usable()
         entry = self._event(event_id)
         self._info.validate_event_cancellation()
+        if entry.state == EventState.CANCELLED:
+            return
         if entry.state.is_terminal:
             raise BackendError(ErrorKind.BUSY, f"{format_id(event_id)} is already {entry.state}: completion won")
         try:

@@ -526,6 +526,8 @@ class ReferenceAccelerator:
     def cancel_event(self, event: RefEvent) -> None:
         self._info.validate_event_cancellation()
         self._check(event, RefEvent)
+        if event.state == EventState.CANCELLED:
+            return  # cancellation already won: idempotent (as on every provider)
         if event.state is not EventState.PENDING:
             raise cancellation_lost()
         event.state = EventState.CANCELLED

@@ -26,6 +26,7 @@ from accelcore import (
     Capabilities,
     ContextDesc,
     ErrorKind,
+    EventState,
     MemorySink,
     MemorySource,
     QueueDesc,
@@ -122,6 +123,13 @@ def test_same_condition_same_words(family: Any, entry: Any) -> None:
         provider.destroy_context(other)
 
         setup.hooks.hold_submissions(provider)
+        if provider.device_info().capabilities & Capabilities.EVENT_CANCELLATION:
+            # Same outcome for the same condition: a second cancel of a Cancelled event succeeds on every provider.
+            cancelled = provider.submit(queue, program, full, Timeout.INFINITE)
+            provider.cancel_event(cancelled)
+            provider.cancel_event(cancelled)
+            assert provider.poll_event(cancelled) == EventState.CANCELLED
+            provider.destroy_event(cancelled)
         event = provider.submit(queue, program, full, Timeout.INFINITE)
         expected = {
             "destroy_event": refusals.event_still_pending(),
