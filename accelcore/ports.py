@@ -253,21 +253,30 @@ class PatternSource:
 
 def source_of(data: ByteSource | Buffer | Sequence[Buffer]) -> ByteSource:
     """``data`` itself if it is a ByteSource, else a zero-copy MemorySource over it
-    (a list or tuple is taken as the segments, in order)."""
-    if isinstance(data, ByteSource):
-        return data
+    (a list or tuple is taken as the segments, in order).
+
+    Cheap checks come first: ``isinstance`` against a runtime-checkable
+    Protocol costs microseconds per call on CPython 3.11 (measured by the
+    transfer benchmark), so it runs only for unknown objects with ``read_at``.
+    """
+    if type(data) in _SOURCE_TYPES:
+        return cast("ByteSource", data)
     if isinstance(data, list | tuple):
         return MemorySource(*data)
+    if hasattr(data, "read_at") and isinstance(data, ByteSource):
+        return data
     return MemorySource(cast("Buffer", data))
 
 
 def sink_of(data: ByteSink | Buffer | Sequence[Buffer]) -> ByteSink:
     """``data`` itself if it is a ByteSink, else a zero-copy MemorySink over it
-    (a list or tuple is taken as the segments, in order)."""
-    if isinstance(data, ByteSink):
-        return data
+    (a list or tuple is taken as the segments, in order). Cheap checks first, as in :func:`source_of`."""
+    if type(data) in _SINK_TYPES:
+        return cast("ByteSink", data)
     if isinstance(data, list | tuple):
         return MemorySink(*data)
+    if hasattr(data, "write_at") and isinstance(data, ByteSink):
+        return data
     return MemorySink(cast("Buffer", data))
 
 
@@ -441,3 +450,7 @@ class TransportByteSink:
 
     def segments(self) -> Sequence[memoryview] | None:
         return self._inner.segments() if self._inner is not None else None
+
+
+_SOURCE_TYPES: frozenset[type] = frozenset({MemorySource, PatternSource, TransportByteSource})
+_SINK_TYPES: frozenset[type] = frozenset({MemorySink, TransportByteSink})

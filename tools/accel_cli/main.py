@@ -15,7 +15,8 @@ from .environment import apply_defaults
 
 apply_defaults()
 
-from .commands.conformance import conformance  # noqa: E402  (after the environment defaults)
+from .commands.bench import bench  # noqa: E402  (after the environment defaults)
+from .commands.conformance import conformance  # noqa: E402
 from .commands.devices import devices  # noqa: E402
 from .commands.info import info  # noqa: E402
 from .commands.inspect import inspect  # noqa: E402
@@ -48,6 +49,7 @@ main.add_command(pack)
 main.add_command(compile_)
 main.add_command(run)
 main.add_command(conformance)
+main.add_command(bench)
 
 
 if __name__ == "__main__":
