@@ -16,6 +16,7 @@ subprocess on a temporary copy of the module; nothing else is retained.
 
 from __future__ import annotations
 
+import hashlib
 import os
 import shutil
 import subprocess
@@ -46,9 +47,18 @@ def validator_path() -> str | None:
     return shutil.which("spirv-val")
 
 
+_VALIDATED_CAPACITY = 256
+_validated: set[tuple[str, bytes]] = set()
+"""(validator path, sha256 of module) pairs that passed: a warm load skips the subprocess (~3 ms).
+Only passes are remembered, and at most ``_VALIDATED_CAPACITY`` of them (the set is emptied when full)."""
+
+
 def _run_validator(module: bytes) -> None:
     path = validator_path()
     if path is None:
+        return
+    key = (path, hashlib.sha256(module).digest())
+    if key in _validated:
         return
     with tempfile.NamedTemporaryFile(suffix=".spv") as handle:
         handle.write(module)
@@ -69,6 +79,9 @@ def _run_validator(module: bytes) -> None:
         detail = (done.stderr or done.stdout).strip().splitlines()
         first = detail[0] if detail else f"exit status {done.returncode}"
         raise BackendError(ErrorKind.INVALID_ARGUMENT, f"SPIR-V module fails spirv-val (vulkan1.2): {first}")
+    if len(_validated) >= _VALIDATED_CAPACITY:
+        _validated.clear()
+    _validated.add(key)
 
 
 def _incompatible(message: str) -> BackendError:
