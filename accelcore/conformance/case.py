@@ -37,6 +37,7 @@ from ..flags import Capabilities
 from ..ports import ByteSource, MemorySink, MemorySource
 from ..program import ArtifactRef
 from ..submission import BindingRef, EventState, Timeout
+from ..waiting import poll_until_terminal
 from .target import BindingFixture, ConformanceHooks, ConformanceTarget
 
 __all__ = [
@@ -260,19 +261,13 @@ class Session:
         Still pending after ``limit_s`` (default ``ctx.wait_limit_s``) → CaseFailed.
         """
         limit = self.ctx.wait_limit_s if limit_s is None else limit_s
-        deadline = time.monotonic() + limit
-        delay = 0.0002
-        while True:
-            try:
-                state = self.poll(event)
-            except BackendError as exc:
-                raise CaseFailed(f"poll_event on the {what} raised {describe_exception(exc)}") from exc
-            if state.is_terminal:
-                return state
-            if time.monotonic() >= deadline:
-                raise CaseFailed(f"the {what} is still Pending after {limit:g} s")
-            time.sleep(delay)
-            delay = min(delay * 2, 0.01)
+        try:
+            state = poll_until_terminal(lambda: self.poll(event), limit, first_sleep_s=0.0002, max_sleep_s=0.01)
+        except BackendError as exc:
+            raise CaseFailed(f"poll_event on the {what} raised {describe_exception(exc)}") from exc
+        if state is None:
+            raise CaseFailed(f"the {what} is still Pending after {limit:g} s")
+        return state
 
     def hold(self) -> None:
         """Ask the hooks to hold this instance's submissions pending."""

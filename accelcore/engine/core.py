@@ -23,7 +23,6 @@ bytes, straight between the caller's objects and the provider.
 from __future__ import annotations
 
 import enum
-import time
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Generic, TypeVar
@@ -46,6 +45,7 @@ from ..flags import AccessMode, Capabilities
 from ..ports import ByteSink, ByteSource, MemorySink, sink_of, source_of
 from ..program import ArtifactRef
 from ..submission import BindingRef, EventState, Timeout, validate_binding_ranges
+from ..waiting import poll_until_terminal
 from .ids import IdTable, ObjectKind, format_id
 from .policy import ResourcePolicy, ResourceUsage
 
@@ -62,9 +62,6 @@ E = TypeVar("E")
 
 BindingSpec = tuple[int, int, BufferRange | None, AccessMode | int] | BindingRef[int]
 """``(slot, buffer_id, range or None for the whole buffer, access)`` or a ``BindingRef`` over a buffer ID."""
-
-_WAIT_FIRST_SLEEP_S = 50e-6
-_WAIT_MAX_SLEEP_S = 5e-3
 
 
 class EngineState(enum.Enum):
@@ -578,18 +575,10 @@ class CommandEngine(Generic[C, B, P, Q, E]):
 
         Still pending after ``timeout_s`` → DEADLINE_EXPIRED (the event stays live and pending).
         """
-        deadline = None if timeout_s is None else time.monotonic() + timeout_s
-        delay = _WAIT_FIRST_SLEEP_S
-        while True:
-            state = self.poll(event_id)
-            if state.is_terminal:
-                return state
-            if deadline is not None and time.monotonic() >= deadline:
-                raise BackendError(
-                    ErrorKind.DEADLINE_EXPIRED, f"{format_id(event_id)} still pending after {timeout_s:g} s"
-                )
-            time.sleep(delay)
-            delay = min(delay * 2, _WAIT_MAX_SLEEP_S)
+        state = poll_until_terminal(lambda: self.poll(event_id), timeout_s)
+        if state is None:
+            raise BackendError(ErrorKind.DEADLINE_EXPIRED, f"{format_id(event_id)} still pending after {timeout_s:g} s")
+        return state
 
     def cancel(self, event_id: int) -> None:
         """Cancel a pending event. Without EVENT_CANCELLATION → UNSUPPORTED (event untouched);

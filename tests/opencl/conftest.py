@@ -39,6 +39,7 @@ from accelcore import (
 )
 from accelcore.package import Dispatch, DispatchKind, KernelPackage, ModuleKind, PackageBinding
 from accelcore.registry import DeviceEntry, ProviderUnavailable
+from accelcore.waiting import poll_until_terminal
 
 RW_USAGE = BufferUsage.TRANSFER_SOURCE | BufferUsage.TRANSFER_DESTINATION
 
@@ -172,15 +173,9 @@ class Rig:
         return event
 
     def wait(self, event: Any, limit_s: float = 60.0) -> EventState:
-        import time
-
-        deadline = time.monotonic() + limit_s
-        while True:
-            state = self.accel.poll_event(event)
-            if state.is_terminal:
-                return state
-            assert time.monotonic() < deadline, f"event still pending after {limit_s}s"
-            time.sleep(0.0005)
+        state = poll_until_terminal(lambda: self.accel.poll_event(event), limit_s)
+        assert state is not None, f"event still pending after {limit_s}s"
+        return state
 
     def close(self) -> None:
         for event in self.events:

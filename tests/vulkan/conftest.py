@@ -13,7 +13,6 @@ from __future__ import annotations
 import fnmatch
 import os
 import re
-import time
 from collections.abc import Callable, Iterator
 from contextlib import AbstractContextManager, contextmanager
 from typing import Any
@@ -42,6 +41,7 @@ from accelcore import (
 )
 from accelcore.package import ModuleKind, format_for
 from accelcore.registry import DeviceEntry, ProviderUnavailable
+from accelcore.waiting import poll_until_terminal
 
 TRANSFER = BufferUsage.TRANSFER_SOURCE | BufferUsage.TRANSFER_DESTINATION
 VK = ModuleKind.SPIRV_VULKAN
@@ -191,13 +191,9 @@ class Rig:
         return event
 
     def wait(self, event: Any, limit_s: float = 60.0) -> EventState:
-        deadline = time.monotonic() + limit_s
-        while True:
-            state = self.accel.poll_event(event)
-            if state.is_terminal:
-                return state
-            assert time.monotonic() < deadline, f"event still pending after {limit_s}s"
-            time.sleep(0.0005)
+        state = poll_until_terminal(lambda: self.accel.poll_event(event), limit_s)
+        assert state is not None, f"event still pending after {limit_s}s"
+        return state
 
     def close(self) -> None:
         self.accel.release()
