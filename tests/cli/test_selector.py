@@ -39,6 +39,8 @@ UUID1 = bytes(range(16, 32)).hex()
         ("*", [("opencl", 0), ("opencl", 1), ("vulkan", 0)]),
         ("vulkan:*", [("vulkan", 0)]),
         ("vulkan:llvmpipe (llvm 15.0.6, 256 bits)", [("vulkan", 0)]),
+        ("opencl", [("opencl", 0), ("opencl", 1)]),
+        (" VULKAN ", [("vulkan", 0)]),
     ],
 )
 def test_selector_matches(text: str, expected: list[tuple[str, int]]) -> None:
@@ -87,6 +89,17 @@ def test_unknown_provider_names_the_known_ones() -> None:
 def test_unavailable_provider_says_why() -> None:
     with pytest.raises(SelectorError, match=r"provider .vulkan. is unavailable: libvulkan\.so\.1 missing"):
         select_one("vulkan:0", DEVICES[:2], unavailable={"vulkan": "libvulkan.so.1 missing"})
+
+
+def test_bare_provider_name_selects_all_its_devices_or_says_why_not() -> None:
+    with pytest.raises(SelectorError, match="matches 2 devices"):
+        select_one("opencl", DEVICES)
+    with pytest.raises(SelectorError, match=r"provider .vulkan. is unavailable: no libvulkan"):
+        select_many(["vulkan"], DEVICES[:2], unavailable={"vulkan": "no libvulkan"})
+    with pytest.raises(SelectorError, match="'reference' matches no device"):
+        select_many(["reference"], DEVICES, known_providers=["reference"])
+    # A word that names no provider is still a glob over device names.
+    assert select_many(["cuda"], [*DEVICES, Dev("opencl", 2, "cuda", bytes(16))])[0].index == 2
 
 
 @pytest.mark.parametrize(

@@ -31,8 +31,8 @@ __all__ = ["main"]
 def main() -> None:
     """accel: drive compute devices through the accelcore contract.
 
-    Devices are named by one selector grammar everywhere: PROVIDER:INDEX
-    (opencl:0), PROVIDER:UUID, PROVIDER:GLOB ('opencl:*pocl*', case-insensitive
+    Devices are named by one selector grammar everywhere: PROVIDER (all its
+    devices), PROVIDER:INDEX (opencl:0), PROVIDER:UUID, PROVIDER:GLOB ('opencl:*pocl*', case-insensitive
     over the device name) or a bare GLOB across providers. ACCEL_DEVICE sets
     the default for commands that take one DEVICE.
 

@@ -2,6 +2,7 @@
 
 Grammar (case-insensitive everywhere)::
 
+    PROVIDER            vulkan              every device of that provider
     PROVIDER:INDEX      opencl:1            the device's stable index within its provider
     PROVIDER:UUID       vulkan:6c1b...e2    32 hex digits, dashes optional
     PROVIDER:GLOB       opencl:*pocl*       fnmatch glob over the device name
@@ -97,7 +98,7 @@ def parse_selector(text: str) -> Selector:
     """Parse one selector; an empty or unusable one raises :class:`SelectorError` saying what is valid."""
     raw = text.strip()
     if not raw:
-        raise SelectorError("empty device selector; use PROVIDER:INDEX, PROVIDER:UUID, PROVIDER:GLOB or GLOB")
+        raise SelectorError("empty device selector; use PROVIDER, PROVIDER:INDEX, PROVIDER:UUID, PROVIDER:GLOB or GLOB")
     provider: str | None = None
     rest = raw
     head, sep, tail = raw.partition(":")
@@ -164,8 +165,13 @@ def select_many(
     unavailable = {k.lower(): v for k, v in (unavailable or {}).items()}
     known = list(known_providers)
     chosen: set[int] = set()
+    providers = {d.provider.lower() for d in devices} | {p.lower() for p in known} | set(unavailable)
     for text in texts:
-        selector = parse_selector(text)
+        word = text.strip().lower()
+        if word in providers:
+            selector = Selector(text.strip(), word, "glob", pattern="*")
+        else:
+            selector = parse_selector(text)
         _check_provider(selector, devices, unavailable, known)
         hits = [i for i, d in enumerate(devices) if selector.matches(d)]
         if not hits:
