@@ -199,7 +199,7 @@ class VulkanAccelerator:
                 raise ReleaseRejected(error, context) from error
             if ctx.buffers or ctx.programs or ctx.queues or ctx.events:
                 raise ReleaseRejected(context_not_empty(ctx.buffers, ctx.programs, ctx.queues, ctx.events), context)
-            self._release(ctx, lambda: context_ops.destroy(ctx, self._ledger))
+            self._release(ctx, lambda: self._destroy_context(ctx))
             ctx.state = HandleState.RELEASED
             self._contexts.remove(ctx)
 
@@ -242,7 +242,7 @@ class VulkanAccelerator:
                 raise ReleaseRejected(error, buffer) from error
             if buf.events:
                 raise ReleaseRejected(still_referenced("buffer", buf.events), buffer)
-            self._release(buf, lambda: memory.release(buf, self._ledger))
+            self._release(buf, lambda: self._free_buffer(buf))
             self._forget(buf)
 
     # ------------------------------------------------------------------ programs
@@ -270,7 +270,7 @@ class VulkanAccelerator:
                 raise ReleaseRejected(error, program) from error
             if prog.events:
                 raise ReleaseRejected(still_referenced("program", prog.events), program)
-            self._release(prog, lambda: pipeline.unload(prog, self._ledger))
+            self._release(prog, lambda: self._unload_program(prog))
             self._forget(prog)
 
     # ------------------------------------------------------------------ queues
@@ -285,7 +285,15 @@ class VulkanAccelerator:
             semaphore, counter = submission.create_queue(ctx, self._ledger)
             index = ctx.queue_cursor % len(ctx.native_queues)
             ctx.queue_cursor += 1
-            queue = VulkanQueue(ctx, ctx.native_queues[index], index, semaphore, counter, gate_closed=self._held_all)
+            queue = VulkanQueue(
+                ctx,
+                ctx.native_queues[index],
+                index,
+                semaphore,
+                counter,
+                submit_native=submission.submit_native(semaphore),
+                gate_closed=self._held_all,
+            )
             ctx.queues += 1
             self._live["queue"][queue] = None
             return queue
@@ -319,7 +327,8 @@ class VulkanAccelerator:
                 ctx = q.context
                 if ctx.events >= ctx.descriptor_sets_max:
                     raise limit_reached("max_events_per_context", ctx.descriptor_sets_max)
-                event = submission.record(q, prog, refs, elements, groups, deadline, self._ledger)
+                recording = submission.acquire(q, prog, refs, elements, groups, self._ledger)
+                event = submission.new_event(q, prog, recording, deadline)
             except BackendError as error:
                 raise SubmitRejected(error) from error
             self._retain(event)
@@ -327,7 +336,7 @@ class VulkanAccelerator:
                 q.held.append(event)
                 return event
             if submission.expired(event):
-                self._drop(event)
+                self._drop(event, keep=recording.from_cache)
                 raise SubmitRejected(
                     BackendError(ErrorKind.DEADLINE_EXPIRED, "the deadline passed before the batch reached the device")
                 )
@@ -336,7 +345,7 @@ class VulkanAccelerator:
             except BackendError as error:
                 if error.kind in (ErrorKind.OUT_OF_MEMORY, ErrorKind.RESOURCE_LIMIT):
                     # vkQueueSubmit failing with an out-of-memory result leaves nothing submitted.
-                    self._drop(event)
+                    self._drop(event, keep=recording.from_cache)
                     raise SubmitRejected(error) from error
                 # Acceptance unknown: wait (best effort) until the queue holds nothing of ours before the
                 # event can be released, so its command buffer is never freed while in use.
@@ -384,6 +393,18 @@ class VulkanAccelerator:
                 )
         return q, prog, refs
 
+    def _free_buffer(self, buf: VulkanBuffer) -> None:
+        submission.forget(buf.context, buf, self._ledger)
+        memory.release(buf, self._ledger)
+
+    def _unload_program(self, prog: VulkanProgram) -> None:
+        submission.forget(prog.context, prog, self._ledger)
+        pipeline.unload(prog, self._ledger)
+
+    def _destroy_context(self, ctx: VulkanContext) -> None:
+        submission.forget_all(ctx, self._ledger)
+        context_ops.destroy(ctx, self._ledger)
+
     def _forget(self, handle: VulkanBuffer | VulkanProgram | VulkanQueue) -> None:
         handle.state = HandleState.RELEASED
         if isinstance(handle, VulkanBuffer):
@@ -404,10 +425,16 @@ class VulkanAccelerator:
         for buf in event.buffers:
             buf.events += 1
 
-    def _drop(self, event: VulkanEvent) -> None:
-        """Forget a recorded event that was never handed to the device."""
+    def _drop(self, event: VulkanEvent, *, keep: bool | None = None) -> None:
+        """Forget a terminal event (or one never handed to the device); its recording is cached or freed.
+
+        ``keep`` None: cache the recording when the event completed or never reached the device
+        (its command buffer is certainly not pending and was not touched by a failed submit).
+        """
         submission.finish(event, EventState.CANCELLED)
-        submission.release(event, self._ledger)
+        if keep is None:
+            keep = event.value == 0 or event.result == EventState.COMPLETE
+        submission.release(event, self._ledger, keep=keep)
         event.state = HandleState.RELEASED
         del self._live["event"][event]
         event.queue.events -= 1
@@ -489,7 +516,9 @@ class VulkanAccelerator:
                     native("vkDeviceWaitIdle", ctx.device)
                 for event in list(self._live["event"]):
                     submission.finish(event, EventState.CANCELLED)
-                    self._drop(event)
+                    self._drop(event, keep=False)
+                for ctx in self._contexts:
+                    submission.forget_all(ctx, self._ledger)
                 for queue in list(self._live["queue"]):
                     submission.destroy_queue(queue, self._ledger)
                     self._forget(queue)

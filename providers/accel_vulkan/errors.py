@@ -114,3 +114,21 @@ def call(call_name: str, fn: Callable[..., T], *args: Any, what: str = "") -> T:
 def native(call_name: str, *args: Any, what: str = "") -> Any:
     """``call`` for the binding's function of that name (``native("vkCreateBuffer", device, info, None)``)."""
     return call(call_name, getattr(vk(), call_name), *args, what=what)
+
+
+def check(result: int, call_name: str, what: str = "") -> None:
+    """Raise the BackendError for a non-success ``VkResult`` returned by a raw ``lib`` call (the hot paths).
+
+    Same kinds, message and ``native_code`` as :func:`call` gives for the binding's wrappers.
+    """
+    if result == 0:
+        return
+    prefix = f"{what}: " if what else ""
+    name, kind = _BY_CODE.get(result, (f"VkResult {result}", ErrorKind.EXTERNAL))
+    message = f"{prefix}{call_name} failed with {name}"
+    if kind is ErrorKind.EXTERNAL:
+        error = BackendError.external(VULKAN_ERROR_DOMAIN, result, message)
+        error.native_call = call_name
+        error.native_code = result
+        raise error
+    raise BackendError(kind, message, native_call=call_name, native_code=result)

@@ -42,6 +42,8 @@ class VulkanContext:
     staging: Any = None
     """A :class:`~accel_vulkan.transfer.Staging` once the first staged transfer needs it."""
     queue_cursor: int = 0
+    recordings: Any = None
+    """The context's :class:`~accel_vulkan.recording.RecordingCache` of idle recorded dispatches."""
     state: HandleState = HandleState.LIVE
 
     def __repr__(self) -> str:
@@ -112,6 +114,8 @@ class VulkanQueue:
     counter: Any
     """A preallocated ``uint64_t*`` for reading the semaphore value without allocating."""
     signalled: int = 0
+    submit_native: Any = None
+    """Prebuilt ``VkSubmitInfo`` and the cells it points to (see :func:`accel_vulkan.submission.create_queue`)."""
     held: deque[VulkanEvent] = field(default_factory=deque)
     gate_closed: bool = False
     events: int = 0
@@ -134,19 +138,17 @@ class EventStage(enum.Enum):
 
 @dataclass(eq=False)
 class VulkanEvent:
-    """One admitted submission: its recorded command buffer, descriptor set and timeline value."""
+    """One admitted submission: its recording (command buffer + descriptor set) and timeline value."""
 
     queue: VulkanQueue
     program: VulkanProgram
     buffers: tuple[VulkanBuffer, ...]
-    command_buffer: Any
-    descriptor_set: Any
+    recording: Any
+    """The :class:`~accel_vulkan.recording.Recording` this event owns until it is destroyed."""
     deadline_ns: int | None
     value: int = 0
     stage: EventStage = EventStage.HELD
     result: EventState = EventState.PENDING
-    native: tuple[Any, ...] = ()
-    """cffi structures the recorded submission points to, kept alive until the event is released."""
     state: HandleState = HandleState.LIVE
 
     def __repr__(self) -> str:

@@ -20,7 +20,8 @@ to completion and reports it. Exactly one terminal state is ever recorded.
 from __future__ import annotations
 
 import time
-from collections.abc import Sequence
+from collections.abc import Hashable, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from accelcore import BackendError, BindingRef, ErrorKind, EventState, Timeout
@@ -29,9 +30,10 @@ from accelcore.refusals import cancellation_lost
 
 from ._binding import ffi, vk
 from .accounting import Ledger
-from .errors import native
-from .handles import EventStage, VulkanBuffer, VulkanEvent, VulkanProgram, VulkanQueue
+from .errors import check, native
+from .handles import EventStage, VulkanBuffer, VulkanContext, VulkanEvent, VulkanProgram, VulkanQueue
 from .instance import PhysicalDescription
+from .recording import Recording, RecordingCache, key_of
 
 DEADLINE_FAILED = EventState.failed(
     BackendError(ErrorKind.DEADLINE_EXPIRED, "the submission's deadline passed before it reached the device")
@@ -46,6 +48,50 @@ def create_queue(queue_owner: Any, ledger: Ledger) -> tuple[Any, Any]:
     semaphore = native("vkCreateSemaphore", queue_owner.device, info, None)
     ledger.add("VkSemaphore")
     return semaphore, ffi().new("uint64_t*")
+
+
+@dataclass(eq=False)
+class SubmitNative:
+    """One queue's prebuilt ``VkSubmitInfo`` (+ timeline info) and the cells it points to.
+
+    :func:`hand_over` writes the command buffer and the timeline value into
+    the cells and passes ``info`` to ``vkQueueSubmit``: nothing is allocated
+    or marshalled per submission. Every cell is referenced here, so the
+    pointers inside ``info`` stay valid for the queue's life.
+    """
+
+    info: Any
+    value: Any
+    command_buffers: Any
+    keep: tuple[Any, ...]
+
+
+def submit_native(semaphore: Any) -> SubmitNative:
+    binding = vk()
+    f = ffi()
+    value = f.new("uint64_t[1]")
+    command_buffers = f.new("VkCommandBuffer[1]")
+    semaphores = f.new("VkSemaphore[1]", [semaphore])
+    timeline = f.new(
+        "VkTimelineSemaphoreSubmitInfo*",
+        {
+            "sType": binding.VK_STRUCTURE_TYPE_TIMELINE_SEMAPHORE_SUBMIT_INFO,
+            "signalSemaphoreValueCount": 1,
+            "pSignalSemaphoreValues": value,
+        },
+    )
+    info = f.new(
+        "VkSubmitInfo*",
+        {
+            "sType": binding.VK_STRUCTURE_TYPE_SUBMIT_INFO,
+            "pNext": timeline,
+            "commandBufferCount": 1,
+            "pCommandBuffers": command_buffers,
+            "signalSemaphoreCount": 1,
+            "pSignalSemaphores": semaphores,
+        },
+    )
+    return SubmitNative(info, value, command_buffers, (semaphores, timeline))
 
 
 def destroy_queue(queue: VulkanQueue, ledger: Ledger) -> None:
@@ -78,148 +124,222 @@ def dispatch_of(
     return elements, groups
 
 
-def record(
+def _free(context: VulkanContext, recording: Recording, ledger: Ledger) -> None:
+    """Free a recording's command buffer and descriptor set (it is idle or its event is terminal)."""
+    f = ffi()
+    lib = vk().lib
+    lib.vkFreeCommandBuffers(
+        context.device, context.command_pool, 1, f.new("VkCommandBuffer[1]", [recording.command_buffer])
+    )
+    ledger.remove("VkCommandBuffer")
+    check(
+        lib.vkFreeDescriptorSets(
+            context.device, context.descriptor_pool, 1, f.new("VkDescriptorSet[1]", [recording.descriptor_set])
+        ),
+        "vkFreeDescriptorSets",
+    )
+    context.descriptor_sets_live -= 1
+    ledger.remove("VkDescriptorSet")
+
+
+def _free_all(context: VulkanContext, recordings: list[Recording], ledger: Ledger) -> None:
+    for recording in recordings:
+        _free(context, recording, ledger)
+
+
+def acquire(
     queue: VulkanQueue,
     program: VulkanProgram,
     bindings: Sequence[BindingRef[VulkanBuffer]],
     elements: int,
     groups: tuple[int, int, int],
-    deadline_ns: int | None,
     ledger: Ledger,
-) -> VulkanEvent:
-    """Allocate a descriptor set and a command buffer, write and record them; nothing is submitted."""
-    binding = vk()
+) -> Recording:
+    """An idle cached recording for exactly this dispatch, or a newly recorded one; nothing is submitted."""
     context = queue.context
-    device = context.device
-    set_alloc = binding.VkDescriptorSetAllocateInfo(
-        descriptorPool=context.descriptor_pool, descriptorSetCount=1, pSetLayouts=[program.set_layout]
+    push = elements if program.package.dispatch.count_argument != NO_COUNT_ARGUMENT else None
+    index = program.native_index
+    key = key_of(
+        program,
+        tuple((index[ref.slot], ref.buffer, ref.range.offset, ref.range.bytes) for ref in bindings),
+        groups,
+        push,
     )
-    descriptor_set = native("vkAllocateDescriptorSets", device, set_alloc)[0]
+    cache: RecordingCache = context.recordings
+    cached = cache.take(key)
+    if cached is not None:
+        return cached
+    if context.descriptor_sets_live >= context.descriptor_sets_max:
+        oldest = cache.pop_oldest()
+        if oldest is not None:
+            _free(context, oldest, ledger)
+    return _record(context, program, bindings, key, push, groups, ledger)
+
+
+def _record(
+    context: VulkanContext,
+    program: VulkanProgram,
+    bindings: Sequence[BindingRef[VulkanBuffer]],
+    key: Hashable,
+    push: int | None,
+    groups: tuple[int, int, int],
+    ledger: Ledger,
+) -> Recording:
+    """Allocate a descriptor set and a command buffer, write and record them (reusable: no ONE_TIME_SUBMIT)."""
+    binding = vk()
+    f = ffi()
+    lib = binding.lib
+    null = f.NULL
+    device = context.device
+    compute = binding.VK_PIPELINE_BIND_POINT_COMPUTE
+    sets = f.new("VkDescriptorSet[1]")
+    set_alloc = f.new(
+        "VkDescriptorSetAllocateInfo*",
+        {
+            "sType": binding.VK_STRUCTURE_TYPE_DESCRIPTOR_SET_ALLOCATE_INFO,
+            "descriptorPool": context.descriptor_pool,
+            "descriptorSetCount": 1,
+            "pSetLayouts": f.new("VkDescriptorSetLayout[1]", [program.set_layout]),
+        },
+    )
+    check(lib.vkAllocateDescriptorSets(device, set_alloc, sets), "vkAllocateDescriptorSets")
+    descriptor_set = sets[0]
     context.descriptor_sets_live += 1
     ledger.add("VkDescriptorSet")
-    command_buffer = None
+    command_buffers = f.new("VkCommandBuffer[1]")
+    allocated = False
     try:
-        infos = [
-            binding.VkDescriptorBufferInfo(buffer=ref.buffer.buffer, offset=ref.range.offset, range=ref.range.bytes)
-            for ref in bindings
-        ]
-        writes = [
-            binding.VkWriteDescriptorSet(
-                dstSet=descriptor_set,
-                dstBinding=program.native_index[ref.slot],
-                dstArrayElement=0,
-                descriptorCount=1,
-                descriptorType=binding.VK_DESCRIPTOR_TYPE_STORAGE_BUFFER,
-                pBufferInfo=[info],
-            )
-            for ref, info in zip(bindings, infos, strict=True)
-        ]
-        native("vkUpdateDescriptorSets", device, len(writes), writes, 0, None)
-        del writes, infos
-        cb_alloc = binding.VkCommandBufferAllocateInfo(
-            commandPool=context.command_pool, level=binding.VK_COMMAND_BUFFER_LEVEL_PRIMARY, commandBufferCount=1
+        count = len(bindings)
+        infos = f.new(
+            "VkDescriptorBufferInfo[]",
+            [{"buffer": ref.buffer.buffer, "offset": ref.range.offset, "range": ref.range.bytes} for ref in bindings],
         )
-        command_buffer = native("vkAllocateCommandBuffers", device, cb_alloc)[0]
+        index = program.native_index
+        writes = f.new(
+            "VkWriteDescriptorSet[]",
+            [
+                {
+                    "sType": binding.VK_STRUCTURE_TYPE_WRITE_DESCRIPTOR_SET,
+                    "dstSet": descriptor_set,
+                    "dstBinding": index[ref.slot],
+                    "dstArrayElement": 0,
+                    "descriptorCount": 1,
+                    "descriptorType": binding.VK_DESCRIPTOR_TYPE_STORAGE_BUFFER,
+                    "pBufferInfo": infos + position,
+                }
+                for position, ref in enumerate(bindings)
+            ],
+        )
+        if count:
+            lib.vkUpdateDescriptorSets(device, count, writes, 0, null)
+        cb_alloc = f.new(
+            "VkCommandBufferAllocateInfo*",
+            {
+                "sType": binding.VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO,
+                "commandPool": context.command_pool,
+                "level": binding.VK_COMMAND_BUFFER_LEVEL_PRIMARY,
+                "commandBufferCount": 1,
+            },
+        )
+        check(lib.vkAllocateCommandBuffers(device, cb_alloc, command_buffers), "vkAllocateCommandBuffers")
+        allocated = True
         ledger.add("VkCommandBuffer")
-        begin = binding.VkCommandBufferBeginInfo(flags=binding.VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT)
-        native("vkBeginCommandBuffer", command_buffer, begin)
-        native("vkCmdBindPipeline", command_buffer, binding.VK_PIPELINE_BIND_POINT_COMPUTE, program.pipeline)
-        native(
-            "vkCmdBindDescriptorSets",
-            command_buffer,
-            binding.VK_PIPELINE_BIND_POINT_COMPUTE,
-            program.pipeline_layout,
-            0,
-            1,
-            [descriptor_set],
-            0,
-            None,
-        )
-        if program.package.dispatch.count_argument != NO_COUNT_ARGUMENT:
-            count = ffi().new("uint32_t*", elements)
-            native(
-                "vkCmdPushConstants",
+        command_buffer = command_buffers[0]
+        begin = f.new("VkCommandBufferBeginInfo*", {"sType": binding.VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO})
+        check(lib.vkBeginCommandBuffer(command_buffer, begin), "vkBeginCommandBuffer")
+        lib.vkCmdBindPipeline(command_buffer, compute, program.pipeline)
+        lib.vkCmdBindDescriptorSets(command_buffer, compute, program.pipeline_layout, 0, 1, sets, 0, null)
+        if push is not None:
+            lib.vkCmdPushConstants(
                 command_buffer,
                 program.pipeline_layout,
                 binding.VK_SHADER_STAGE_COMPUTE_BIT,
                 0,
                 4,
-                count,
+                f.new("uint32_t*", push),
             )
         # Host writes and earlier transfers are visible to the shader; its writes become visible to the host
         # and to later transfers once the semaphore signal is observed.
-        before = binding.VkMemoryBarrier(
-            srcAccessMask=binding.VK_ACCESS_HOST_WRITE_BIT | binding.VK_ACCESS_TRANSFER_WRITE_BIT,
-            dstAccessMask=binding.VK_ACCESS_SHADER_READ_BIT | binding.VK_ACCESS_SHADER_WRITE_BIT,
+        before = f.new(
+            "VkMemoryBarrier*",
+            {
+                "sType": binding.VK_STRUCTURE_TYPE_MEMORY_BARRIER,
+                "srcAccessMask": binding.VK_ACCESS_HOST_WRITE_BIT | binding.VK_ACCESS_TRANSFER_WRITE_BIT,
+                "dstAccessMask": binding.VK_ACCESS_SHADER_READ_BIT | binding.VK_ACCESS_SHADER_WRITE_BIT,
+            },
         )
-        native(
-            "vkCmdPipelineBarrier",
+        lib.vkCmdPipelineBarrier(
             command_buffer,
             binding.VK_PIPELINE_STAGE_HOST_BIT | binding.VK_PIPELINE_STAGE_TRANSFER_BIT,
             binding.VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT,
             0,
             1,
-            [before],
+            before,
             0,
-            None,
+            null,
             0,
-            None,
+            null,
         )
-        native("vkCmdDispatch", command_buffer, *groups)
-        after = binding.VkMemoryBarrier(
-            srcAccessMask=binding.VK_ACCESS_SHADER_WRITE_BIT,
-            dstAccessMask=binding.VK_ACCESS_HOST_READ_BIT | binding.VK_ACCESS_TRANSFER_READ_BIT,
+        lib.vkCmdDispatch(command_buffer, *groups)
+        after = f.new(
+            "VkMemoryBarrier*",
+            {
+                "sType": binding.VK_STRUCTURE_TYPE_MEMORY_BARRIER,
+                "srcAccessMask": binding.VK_ACCESS_SHADER_WRITE_BIT,
+                "dstAccessMask": binding.VK_ACCESS_HOST_READ_BIT | binding.VK_ACCESS_TRANSFER_READ_BIT,
+            },
         )
-        native(
-            "vkCmdPipelineBarrier",
+        lib.vkCmdPipelineBarrier(
             command_buffer,
             binding.VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT,
             binding.VK_PIPELINE_STAGE_HOST_BIT | binding.VK_PIPELINE_STAGE_TRANSFER_BIT,
             0,
             1,
-            [after],
+            after,
             0,
-            None,
+            null,
             0,
-            None,
+            null,
         )
-        native("vkEndCommandBuffer", command_buffer)
+        check(lib.vkEndCommandBuffer(command_buffer), "vkEndCommandBuffer")
     except BaseException:
-        if command_buffer is not None:
-            native("vkFreeCommandBuffers", device, context.command_pool, 1, [command_buffer])
+        if allocated:
+            lib.vkFreeCommandBuffers(device, context.command_pool, 1, command_buffers)
             ledger.remove("VkCommandBuffer")
-        native("vkFreeDescriptorSets", device, context.descriptor_pool, 1, [descriptor_set])
+        lib.vkFreeDescriptorSets(device, context.descriptor_pool, 1, sets)
         context.descriptor_sets_live -= 1
         ledger.remove("VkDescriptorSet")
         raise
-    return VulkanEvent(
-        queue=queue,
+    return Recording(
+        key=key,
         program=program,
         buffers=tuple(ref.buffer for ref in bindings),
         command_buffer=command_buffer,
         descriptor_set=descriptor_set,
-        deadline_ns=deadline_ns,
+    )
+
+
+def new_event(queue: VulkanQueue, program: VulkanProgram, recording: Recording, deadline_ns: int | None) -> VulkanEvent:
+    """An event (HELD) that owns ``recording`` until it is destroyed."""
+    return VulkanEvent(
+        queue=queue, program=program, buffers=recording.buffers, recording=recording, deadline_ns=deadline_ns
     )
 
 
 def hand_over(event: VulkanEvent) -> None:
     """``vkQueueSubmit`` the event's batch, signalling the queue's next timeline value.
 
-    On failure the queue's value is unchanged and the batch is still held.
+    Uses the queue's prebuilt :class:`SubmitNative` (one raw call, nothing
+    marshalled). On failure the queue's value is unchanged and the batch is
+    still held.
     """
-    binding = vk()
     queue = event.queue
     value = queue.signalled + 1
-    timeline = binding.VkTimelineSemaphoreSubmitInfo(signalSemaphoreValueCount=1, pSignalSemaphoreValues=[value])
-    submit = binding.VkSubmitInfo(
-        pNext=timeline,
-        commandBufferCount=1,
-        pCommandBuffers=[event.command_buffer],
-        signalSemaphoreCount=1,
-        pSignalSemaphores=[queue.semaphore],
-    )
-    native("vkQueueSubmit", queue.native_queue, 1, [submit], None, what="submission")
-    del submit, timeline
+    prebuilt: SubmitNative = queue.submit_native
+    prebuilt.value[0] = value
+    prebuilt.command_buffers[0] = event.recording.command_buffer
+    lib = vk().lib
+    check(lib.vkQueueSubmit(queue.native_queue, 1, prebuilt.info, ffi().NULL), "vkQueueSubmit", "submission")
     queue.signalled = value
     event.value = value
     event.stage = EventStage.ON_DEVICE
@@ -259,7 +379,10 @@ def poll(event: VulkanEvent) -> EventState:
         return EventState.PENDING
     queue = event.queue
     try:
-        native("vkGetSemaphoreCounterValue", queue.context.device, queue.semaphore, queue.counter)
+        check(
+            vk().lib.vkGetSemaphoreCounterValue(queue.context.device, queue.semaphore, queue.counter),
+            "vkGetSemaphoreCounterValue",
+        )
     except BackendError as error:
         if error.kind is ErrorKind.DEVICE_LOST:
             return finish(event, EventState.failed(error))
@@ -279,12 +402,33 @@ def cancel(event: VulkanEvent) -> None:
     raise cancellation_lost()
 
 
-def release(event: VulkanEvent, ledger: Ledger) -> None:
-    """Free the command buffer and descriptor set of a terminal event."""
+def release(event: VulkanEvent, ledger: Ledger, *, keep: bool = True) -> None:
+    """Take the recording from a terminal event: back to the context's cache (``keep``) or freed.
+
+    The event is terminal, so its command buffer is not pending. A rejected
+    submission passes ``keep=recording.from_cache``: a recording it took
+    from the cache goes back, one it recorded is freed (nothing retained).
+    """
+    recording: Recording | None = event.recording
+    if recording is None:
+        return
+    event.recording = None
     context = event.queue.context
-    device = context.device
-    native("vkFreeCommandBuffers", device, context.command_pool, 1, [event.command_buffer])
-    ledger.remove("VkCommandBuffer")
-    native("vkFreeDescriptorSets", device, context.descriptor_pool, 1, [event.descriptor_set])
-    context.descriptor_sets_live -= 1
-    ledger.remove("VkDescriptorSet")
+    if keep:
+        _free_all(context, context.recordings.give(recording), ledger)
+    else:
+        _free(context, recording, ledger)
+
+
+def forget(context: VulkanContext, handle: VulkanBuffer | VulkanProgram, ledger: Ledger) -> None:
+    """Free every idle recording that names ``handle`` (before the buffer is destroyed / the program unloaded)."""
+    cache: RecordingCache = context.recordings
+    if len(cache):
+        _free_all(context, cache.remove_if(lambda r: r.names(handle)), ledger)
+
+
+def forget_all(context: VulkanContext, ledger: Ledger) -> None:
+    """Free every idle recording of the context (before it is destroyed)."""
+    cache: RecordingCache = context.recordings
+    if cache is not None and len(cache):
+        _free_all(context, cache.remove_if(lambda r: True), ledger)

@@ -103,10 +103,14 @@ def test_held_event_cancels_and_outputs_stay_untouched(rig: Rig, raises_kind: An
     time.sleep(0.01)
     assert rig.accel.poll_event(event) == EventState.CANCELLED
     assert rig.read(slots[1][0]) == case.initial_bytes(1)
-    assert rig.accel.live_resources()["VkCommandBuffer"] == 1  # until the event is destroyed
+    assert rig.accel.live_resources()["VkCommandBuffer"] == 1  # the event's recording
     rig.accel.destroy_event(event)
     rig.events.remove(event)
-    assert rig.accel.live_resources()["VkCommandBuffer"] == 0
+    # The never-submitted recording is kept idle for reuse until a buffer or the program it names goes.
+    assert rig.accel.live_resources()["VkCommandBuffer"] == 1 and len(rig.context.recordings) == 1
+    rig.accel.free_buffer(slots[0][0])
+    rig.buffers.remove(slots[0][0])
+    assert rig.accel.live_resources()["VkCommandBuffer"] == 0 and len(rig.context.recordings) == 0
 
 
 def test_cancel_after_hand_over_is_busy_and_event_completes(rig: Rig, raises_kind: Any) -> None:

@@ -1,0 +1,127 @@
+"""Recorded dispatches and the per-context cache that lets a repeated submission resubmit one.
+
+A :class:`Recording` is one descriptor set written for one binding set plus
+one command buffer recorded for one (program, bindings, workgroup grid, push
+constant) — everything a submission hands to ``vkQueueSubmit``. Recording
+one costs about 15 calls through the binding; resubmitting one costs one.
+
+Ownership: a recording is used by at most one event at a time. While an
+event holds it, it is in nobody's cache; when the event is destroyed the
+recording goes back to its context's :class:`RecordingCache` as *idle*
+(the event is terminal, so the command buffer is no longer pending: its
+timeline value was reached, or it never reached the device). A later
+submission with the same key takes it instead of recording a new one; one
+whose recording is still held by a live event records another.
+
+Invalidation: every idle recording that names a buffer is freed before that
+buffer is destroyed, every one that names a program before the program is
+unloaded, and all of them before the context is destroyed — a cached
+command buffer or descriptor set never refers to a destroyed object. The
+cache is bounded (:data:`IDLE_PER_CONTEXT`, least recently used evicted
+first) and yields idle descriptor sets when the pool is full. The natives
+are freed by :mod:`.submission`; this module only keeps the books.
+"""
+
+from __future__ import annotations
+
+from collections import OrderedDict
+from collections.abc import Callable, Hashable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from .handles import VulkanBuffer, VulkanProgram
+
+IDLE_PER_CONTEXT = 64
+"""At most this many idle recordings are kept per context (each holds a command buffer and a descriptor set)."""
+
+
+@dataclass(eq=False)
+class Recording:
+    """A descriptor set + a recorded command buffer for one :func:`key_of` key."""
+
+    key: Hashable
+    program: VulkanProgram
+    buffers: tuple[VulkanBuffer, ...]
+    command_buffer: Any
+    descriptor_set: Any
+    from_cache: bool = False
+    """True when the current user took it from the cache (a rejected submission gives it back, not frees it)."""
+
+    def names(self, handle: object) -> bool:
+        return handle is self.program or any(b is handle for b in self.buffers)
+
+
+class RecordingCache:
+    """Idle recordings of one context, least recently used first; not thread-safe (the provider lock guards it)."""
+
+    def __init__(self, limit: int = IDLE_PER_CONTEXT) -> None:
+        self.limit = limit
+        self._idle: OrderedDict[Hashable, list[Recording]] = OrderedDict()
+        self._count = 0
+
+    def __len__(self) -> int:
+        return self._count
+
+    def take(self, key: Hashable) -> Recording | None:
+        """An idle recording for ``key`` (now owned by the caller), or None."""
+        shelf = self._idle.get(key)
+        if not shelf:
+            return None
+        recording = shelf.pop()
+        if not shelf:
+            del self._idle[key]
+        self._count -= 1
+        recording.from_cache = True
+        return recording
+
+    def give(self, recording: Recording) -> list[Recording]:
+        """Keep ``recording`` idle (most recently used); returns what fell out of the bound (caller frees it)."""
+        shelf = self._idle.get(recording.key)
+        if shelf is None:
+            self._idle[recording.key] = [recording]
+        else:
+            shelf.append(recording)
+            self._idle.move_to_end(recording.key)
+        self._count += 1
+        evicted: list[Recording] = []
+        while self._count > self.limit:
+            oldest = self.pop_oldest()
+            assert oldest is not None
+            evicted.append(oldest)
+        return evicted
+
+    def pop_oldest(self) -> Recording | None:
+        """Remove and return the least recently used idle recording (caller frees it), or None."""
+        for key, shelf in self._idle.items():
+            recording = shelf.pop(0)
+            if not shelf:
+                del self._idle[key]
+            self._count -= 1
+            return recording
+        return None
+
+    def remove_if(self, doomed: Callable[[Recording], bool]) -> list[Recording]:
+        """Remove and return every idle recording ``doomed`` selects (caller frees them)."""
+        removed: list[Recording] = []
+        for key in list(self._idle):
+            shelf = self._idle[key]
+            keep = [r for r in shelf if not doomed(r)]
+            if len(keep) != len(shelf):
+                removed.extend(r for r in shelf if doomed(r))
+                if keep:
+                    self._idle[key] = keep
+                else:
+                    del self._idle[key]
+        self._count -= len(removed)
+        return removed
+
+
+def key_of(
+    program: VulkanProgram,
+    native_bindings: tuple[tuple[int, VulkanBuffer, int, int], ...],
+    groups: tuple[int, int, int],
+    push: int | None,
+) -> Hashable:
+    """The cache key: the program, each (native binding, buffer, offset, bytes), the grid and the pushed count."""
+    return (program, native_bindings, groups, push)
