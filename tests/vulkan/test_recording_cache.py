@@ -1,0 +1,201 @@
+"""The recorded-dispatch cache: reuse is right, never touches a pending or destroyed object, stays bounded."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from accel_vulkan.recording import IDLE_PER_CONTEXT
+
+from accelcore import (
+    AccessMode,
+    BindingRef,
+    BufferRange,
+    ErrorKind,
+    EventState,
+    MemorySource,
+    SubmitRejected,
+    Timeout,
+)
+from accelcore.corpus import compare, load_package, make_case
+
+from .conftest import VK, Rig
+
+R, W = AccessMode.READ, AccessMode.WRITE
+
+
+def _program(rig: Rig) -> Any:
+    return rig.programs[0] if rig.programs else rig.load(load_package("conformance", VK))
+
+
+def _run(rig: Rig, program: Any, bindings: list[BindingRef[Any]]) -> Any:
+    event = rig.accel.submit(rig.queue, program, bindings, Timeout.INFINITE)
+    assert rig.wait(event) == EventState.COMPLETE
+    return event
+
+
+def _cached(rig: Rig) -> int:
+    return len(rig.context.recordings)
+
+
+def _live(rig: Rig, kind: str) -> int:
+    return int(rig.accel.live_resources().get(kind, 0))
+
+
+def test_same_dispatch_reuses_one_recording_and_sees_new_data(rig: Rig) -> None:
+    program = _program(rig)
+    first = make_case("conformance", 256, 0)
+    src = rig.buffer(first.initial_bytes(0), R)
+    dst = rig.buffer(first.initial_bytes(1), W)
+    bindings = rig.bind({0: (src, R), 1: (dst, W)})
+    seen = set()
+    for seed in range(12):
+        case = make_case("conformance", 256, seed)
+        rig.accel.write_buffer(src, 0, MemorySource(case.initial_bytes(0)))
+        rig.accel.write_buffer(dst, 0, MemorySource(case.initial_bytes(1)))
+        event = _run(rig, program, bindings)
+        seen.add(id(event.recording))
+        assert compare(case, 1, rig.read(dst)) is None, f"seed {seed}"
+        rig.accel.destroy_event(event)
+    assert len(seen) == 1, "an identical dispatch recorded again instead of reusing the idle recording"
+    assert _cached(rig) == 1 and _live(rig, "VkCommandBuffer") == 1 and _live(rig, "VkDescriptorSet") == 1
+
+
+def test_changing_bindings_ranges_and_counts_stay_right(rig: Rig) -> None:
+    """Rotating buffers, sub-ranges and element counts (pushed) with several events in flight."""
+    program = _program(rig)
+    align = max(16, rig.accel.description.min_storage_buffer_offset_alignment)
+    pool = [(rig.buffer(bytes(4096), R), rig.buffer(bytes(4096), W)) for _ in range(3)]
+    plans = []
+    for step in range(36):
+        src, dst = pool[step % 3]
+        elements = (64, 100, 256, 17)[step % 4]
+        offset = align * (step % 5)
+        plans.append((src, dst, elements, offset, make_case("conformance", elements, step)))
+    for start in range(0, len(plans), 3):
+        batch = plans[start : start + 3]
+        # Three in flight at once must use three buffer pairs: a later one would overwrite an earlier one's data.
+        events = []
+        for src, dst, elements, offset, case in batch:
+            nbytes = 4 * elements
+            rig.accel.write_buffer(src, offset, MemorySource(case.initial_bytes(0)))
+            rig.accel.write_buffer(dst, offset, MemorySource(case.initial_bytes(1)))
+            bindings = [
+                BindingRef(0, src, BufferRange(offset, nbytes), R),
+                BindingRef(1, dst, BufferRange(offset, nbytes), W),
+            ]
+            events.append(rig.accel.submit(rig.queue, program, bindings, Timeout.INFINITE))
+        for event, (_src, dst, elements, offset, case) in zip(events, batch, strict=True):
+            assert rig.wait(event) == EventState.COMPLETE
+            got = rig.read(dst)[offset : offset + 4 * elements]
+            assert compare(case, 1, got) is None, f"{elements} elements at offset {offset}"
+            rig.accel.destroy_event(event)
+    assert _cached(rig) <= IDLE_PER_CONTEXT
+
+
+def test_a_recording_held_by_a_live_event_is_never_reused(rig: Rig) -> None:
+    program = _program(rig)
+    case = make_case("conformance", 256, 3)
+    src, dst = rig.buffer(case.initial_bytes(0), R), rig.buffer(case.initial_bytes(1), W)
+    bindings = rig.bind({0: (src, R), 1: (dst, W)})
+    rig.accel.destroy_event(_run(rig, program, bindings))
+    assert _cached(rig) == 1
+    rig.accel.hold()
+    first = rig.accel.submit(rig.queue, program, bindings, Timeout.INFINITE)
+    second = rig.accel.submit(rig.queue, program, bindings, Timeout.INFINITE)
+    assert first.recording is not second.recording and _cached(rig) == 0
+    rig.accel.release()
+    for event in (first, second):
+        assert rig.wait(event) == EventState.COMPLETE
+        rig.accel.destroy_event(event)
+    assert _cached(rig) == 2 and _live(rig, "VkCommandBuffer") == 2
+    assert compare(case, 1, rig.read(dst)) is None
+
+
+def test_free_buffer_frees_its_recordings_and_the_handle_is_refused(rig: Rig) -> None:
+    program = _program(rig)
+    case = make_case("conformance", 256, 4)
+    src, dst = rig.buffer(case.initial_bytes(0), R), rig.buffer(case.initial_bytes(1), W)
+    other = rig.buffer(case.initial_bytes(0), R)
+    bindings = rig.bind({0: (src, R), 1: (dst, W)})
+    rig.accel.destroy_event(_run(rig, program, bindings))
+    rig.accel.destroy_event(_run(rig, program, rig.bind({0: (other, R), 1: (dst, W)})))
+    assert _cached(rig) == 2
+    rig.accel.free_buffer(src)
+    rig.buffers.remove(src)
+    assert _cached(rig) == 1 and _live(rig, "VkCommandBuffer") == 1
+    with pytest.raises(SubmitRejected) as info:
+        rig.accel.submit(rig.queue, program, bindings, Timeout.INFINITE)
+    assert info.value.kind is ErrorKind.INVALID_ARGUMENT
+    # A new buffer (possibly at the freed one's address) gets a fresh recording and the right result.
+    fresh = rig.buffer(case.initial_bytes(0), R)
+    rig.accel.write_buffer(dst, 0, MemorySource(case.initial_bytes(1)))
+    rig.accel.destroy_event(_run(rig, program, rig.bind({0: (fresh, R), 1: (dst, W)})))
+    assert compare(case, 1, rig.read(dst)) is None
+    rig.accel.free_buffer(dst)
+    rig.buffers.remove(dst)
+    assert _cached(rig) == 0 and _live(rig, "VkCommandBuffer") == 0 and _live(rig, "VkDescriptorSet") == 0
+
+
+def test_unload_program_frees_its_recordings(rig: Rig) -> None:
+    program = _program(rig)
+    case = make_case("conformance", 256, 5)
+    src, dst = rig.buffer(case.initial_bytes(0), R), rig.buffer(case.initial_bytes(1), W)
+    rig.accel.destroy_event(_run(rig, program, rig.bind({0: (src, R), 1: (dst, W)})))
+    assert _cached(rig) == 1
+    rig.accel.unload_program(program)
+    rig.programs.remove(program)
+    assert _cached(rig) == 0 and _live(rig, "VkCommandBuffer") == 0 and _live(rig, "VkPipeline") == 0
+
+
+def test_cache_stays_bounded_and_a_full_pool_yields_idle_sets(rig: Rig) -> None:
+    program = _program(rig)
+    src, dst = rig.buffer(bytes(4096), R), rig.buffer(bytes(4096), W)
+    rig.context.recordings.limit = 4
+    for elements in range(1, 11):  # ten distinct keys (the pushed count differs)
+        case = make_case("conformance", elements, elements)
+        rig.accel.write_buffer(src, 0, MemorySource(case.initial_bytes(0)))
+        bindings = [
+            BindingRef(0, src, BufferRange(0, 4 * elements), R),
+            BindingRef(1, dst, BufferRange(0, 4 * elements), W),
+        ]
+        rig.accel.destroy_event(_run(rig, program, bindings))
+        assert compare(case, 1, rig.read(dst)[: 4 * elements]) is None
+        assert _cached(rig) <= 4 and _live(rig, "VkCommandBuffer") <= 4
+    # With the descriptor pool "full" of idle sets, a new dispatch frees the oldest instead of failing.
+    rig.context.descriptor_sets_max = rig.context.descriptor_sets_live
+    case = make_case("conformance", 200, 11)
+    rig.accel.write_buffer(src, 0, MemorySource(case.initial_bytes(0)))
+    bindings = [BindingRef(0, src, BufferRange(0, 800), R), BindingRef(1, dst, BufferRange(0, 800), W)]
+    event = _run(rig, program, bindings)
+    assert compare(case, 1, rig.read(dst)[:800]) is None
+    assert rig.context.descriptor_sets_live <= rig.context.descriptor_sets_max
+    rig.accel.destroy_event(event)
+
+
+def test_rejected_submission_gives_a_cached_recording_back(rig: Rig) -> None:
+    program = _program(rig)
+    case = make_case("conformance", 256, 6)
+    src, dst = rig.buffer(case.initial_bytes(0), R), rig.buffer(case.initial_bytes(1), W)
+    bindings = rig.bind({0: (src, R), 1: (dst, W)})
+    rig.accel.destroy_event(_run(rig, program, bindings))
+    before = {k: v for k, v in rig.accel.live_resources().items() if v}
+    with pytest.raises(SubmitRejected) as info:
+        rig.accel.submit(rig.queue, program, bindings, Timeout.after_ns(1))
+    assert info.value.kind is ErrorKind.DEADLINE_EXPIRED
+    assert {k: v for k, v in rig.accel.live_resources().items() if v} == before and _cached(rig) == 1
+    assert src.events == 0 and program.events == 0
+
+
+def test_close_frees_idle_recordings(make_accel: Any) -> None:
+    accel = make_accel()
+    rig = Rig(accel)
+    program = _program(rig)
+    case = make_case("conformance", 64, 7)
+    src, dst = rig.buffer(case.initial_bytes(0), R), rig.buffer(case.initial_bytes(1), W)
+    other = rig.buffer(case.initial_bytes(0), R)
+    _run(rig, program, rig.bind({0: (src, R), 1: (dst, W)}))  # event left live: close() must cope
+    accel.destroy_event(_run(rig, program, rig.bind({0: (other, R), 1: (dst, W)})))
+    assert len(rig.context.recordings) == 1
+    accel.close()
+    assert not any(accel.live_resources().values())
