@@ -5,7 +5,7 @@ from __future__ import annotations
 import enum
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import ClassVar, Generic, TypeVar
+from typing import Any, ClassVar, Generic, TypeVar
 
 from ._checks import check_u32, check_u64
 from .buffers import BufferDesc, BufferRange
@@ -78,6 +78,18 @@ class BindingRef(Generic[B]):
         check_u32("BindingRef.slot", self.slot)
         object.__setattr__(self, "access", AccessMode.from_number(int(self.access)))
 
+    @classmethod
+    def _trusted(cls, slot: int, buffer: B, range: BufferRange, access: AccessMode) -> BindingRef[B]:
+        """Internal: build without checks from values the caller has already validated
+        (``slot`` a u32 int, ``access`` an ``AccessMode``, ``range`` a ``BufferRange``).
+        Equal to ``BindingRef(slot, buffer, range, access)``; the public constructor stays checking."""
+        ref: BindingRef[B] = _new_object(cls)
+        _set_slot(ref, slot)
+        _set_buffer(ref, buffer)
+        _set_range(ref, range)
+        _set_access(ref, access)
+        return ref
+
     @staticmethod
     def validate_for_submit(
         bindings: Sequence[BindingRef[B]],
@@ -99,6 +111,15 @@ class BindingRef(Generic[B]):
                     ErrorKind.PERMISSION_DENIED,
                     f"slot {binding.slot}: access {binding.access.name} is not allowed by buffer usage {desc.usage!r}",
                 )
+
+
+# The slot descriptors of the frozen dataclass: setting through them skips the frozen __setattr__.
+_BINDING_FIELDS: Any = BindingRef.__dict__
+_new_object: Any = object.__new__
+_set_slot = _BINDING_FIELDS["slot"].__set__
+_set_buffer = _BINDING_FIELDS["buffer"].__set__
+_set_range = _BINDING_FIELDS["range"].__set__
+_set_access = _BINDING_FIELDS["access"].__set__
 
 
 def validate_bindings(bindings: Sequence[BindingRef[B]], max_bindings: int) -> None:

@@ -23,11 +23,11 @@ bytes, straight between the caller's objects and the provider.
 from __future__ import annotations
 
 import enum
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
-from .._checks import check_u64
+from .._checks import U32_MAX, check_u64
 from ..accelerator import Accelerator
 from ..buffers import BufferDesc, BufferInfo, BufferRange, validate_transfer
 from ..device import ContextDesc, DeviceInfo, QueueDesc
@@ -41,7 +41,7 @@ from ..errors import (
     SubmitIndeterminate,
     SubmitRejected,
 )
-from ..flags import AccessMode, Capabilities
+from ..flags import AccessMode, BufferUsage, Capabilities
 from ..ports import ByteSink, ByteSource, MemorySink, sink_of, source_of
 from ..program import ArtifactRef
 from ..submission import BindingRef, EventState, Timeout, validate_binding_ranges
@@ -106,12 +106,42 @@ class _Context:
         return ", ".join(parts)
 
 
+_NATIVE_CACHE_SIZE = 16
+"""Most native ``BindingRef``s one buffer keeps for reuse (cleared when full)."""
+
+
 @dataclass(slots=True)
 class _Buffer:
+    """A live buffer. ``owner`` is its context's entry (a context outlives its buffers).
+
+    The facts the hot paths need are computed once from the (immutable) ``info.desc``:
+    ``size``, ``access_mask`` (bit ``1 << access`` set when the usage allows a binding
+    with that access), ``readable`` / ``writable`` (TRANSFER_SOURCE / TRANSFER_DESTINATION)
+    and ``whole`` (the range of the whole buffer). ``native`` caches the immutable
+    provider-facing ``BindingRef``s built for this buffer, keyed by (slot, access, offset,
+    bytes); an entry is only reused while its ``buffer`` is still ``handle``.
+    """
+
     handle: Any
     context: int
     info: BufferInfo
+    owner: _Context
     events: set[int] = field(default_factory=set)
+    size: int = field(init=False)
+    access_mask: int = field(init=False)
+    readable: bool = field(init=False)
+    writable: bool = field(init=False)
+    whole: BufferRange = field(init=False)
+    native: dict[tuple[int, ...], BindingRef[Any]] = field(init=False, default_factory=dict)
+
+    def __post_init__(self) -> None:
+        desc = self.info.desc
+        usage = int(desc.usage)
+        self.size = desc.bytes
+        self.access_mask = sum(1 << int(mode) for mode in AccessMode if desc.allows_access(mode))
+        self.readable = bool(usage & BufferUsage.TRANSFER_SOURCE)
+        self.writable = bool(usage & BufferUsage.TRANSFER_DESTINATION)
+        self.whole = BufferRange(0, desc.bytes)
 
 
 @dataclass(slots=True)
@@ -119,6 +149,7 @@ class _Program:
     handle: Any
     context: int
     resident_bytes: int
+    owner: _Context
     events: set[int] = field(default_factory=set)
 
 
@@ -126,18 +157,31 @@ class _Program:
 class _Queue:
     handle: Any
     context: int
+    owner: _Context
     events: set[int] = field(default_factory=set)
 
 
 @dataclass(slots=True)
 class _Event:
+    """A live event. It keeps the entries it references (queue, program, buffers, context):
+    none of them can be released while the event lives, so unlinking needs no lookups."""
+
     handle: Any
     context: int
     queue: int
     program: int
     buffers: tuple[int, ...]
+    queue_entry: _Queue
+    program_entry: _Program
+    buffer_entries: tuple[_Buffer, ...]
     state: EventState = EventState.PENDING
     indeterminate: bool = False
+
+
+_READY = EngineState.READY
+_NEEDS_DISCARD = EngineState.NEEDS_DISCARD
+_PENDING_STATUS = EventState.PENDING.status
+_MODES: dict[int, AccessMode] = {int(mode): mode for mode in AccessMode}
 
 
 def _stale(message: str) -> BackendError:
@@ -158,6 +202,11 @@ class CommandEngine(Generic[C, B, P, Q, E]):
         self._programs: IdTable[_Program] = IdTable(ObjectKind.PROGRAM)
         self._queues: IdTable[_Queue] = IdTable(ObjectKind.QUEUE)
         self._events: IdTable[_Event] = IdTable(ObjectKind.EVENT)
+        # Hot-path resolution: exact-int IDs are one dict lookup (tables are cleared, never replaced).
+        self._buffer_lookup = self._buffers.lookup
+        self._program_lookup = self._programs.lookup
+        self._queue_lookup = self._queues.lookup
+        self._event_lookup = self._events.lookup
         self.state = EngineState.READY
         self.state_reason = ""
         self.quarantine: list[QuarantinedObject] = []
@@ -249,6 +298,10 @@ class CommandEngine(Generic[C, B, P, Q, E]):
     # -- resolution ----------------------------------------------------------------------------
 
     def _resolve(self, table: IdTable[Any], object_id: object) -> Any:
+        if type(object_id) is int:
+            found = table.lookup(object_id)
+            if found is not None:
+                return found
         if isinstance(object_id, bool) or not isinstance(object_id, int):
             raise _stale(f"{table.kind.label} id must be an integer, got {type(object_id).__name__} {object_id!r}")
         if object_id == 0:
@@ -338,7 +391,7 @@ class CommandEngine(Generic[C, B, P, Q, E]):
             note = self._undo(ObjectKind.BUFFER, self._provider.free_buffer, allocated.buffer, exc)
             raise BackendError(exc.kind, exc.message + note) from None
         self.usage.allocation_bytes += info.allocation_bytes
-        buffer_id = self._buffers.insert(_Buffer(allocated.buffer, context_id, info))
+        buffer_id = self._buffers.insert(_Buffer(allocated.buffer, context_id, info, ctx))
         ctx.buffers.add(buffer_id)
         return buffer_id
 
@@ -360,10 +413,18 @@ class CommandEngine(Generic[C, B, P, Q, E]):
 
     def write_buffer(self, buffer_id: int, offset: int, data: ByteSource | Buffer) -> None:
         """Copy ``data`` (a ByteSource or any buffer-protocol object, zero-copy) into the buffer at ``offset``."""
-        self._usable()
-        entry = self._buffer(buffer_id)
+        if self.state is _NEEDS_DISCARD:
+            self._usable()
+        entry = self._buffer_lookup(buffer_id) if type(buffer_id) is int else None
+        if entry is None:
+            entry = self._buffer(buffer_id)
         source = source_of(data)
-        self._check_transfer(buffer_id, entry, offset, source.len(), write=True)
+        length = source.len()
+        # Fast path: a valid transfer is decided with plain ints; anything else takes the full check.
+        if not (entry.writable and type(offset) is int and 0 <= offset < entry.size and offset + length <= entry.size):
+            validate_transfer(entry.info.desc, offset, length, write=True)
+        if entry.events:
+            self._not_pending(buffer_id, entry)
         try:
             self._provider.write_buffer(entry.handle, offset, source)
         except BackendError as exc:
@@ -377,26 +438,35 @@ class CommandEngine(Generic[C, B, P, Q, E]):
         check_u64("offset", offset)
         length = max(entry.info.desc.bytes - offset, 0) if size is None else check_u64("size", size)
         out = bytearray(length)
-        self.read_buffer_into(buffer_id, offset, MemorySink(out))
+        self._read_into(buffer_id, entry, offset, MemorySink(out))
         return out
 
     def read_buffer_into(self, buffer_id: int, offset: int, data: ByteSink | Buffer) -> None:
         """Read ``len(data)`` bytes from ``offset`` straight into ``data`` (not published on failure)."""
-        self._usable()
-        entry = self._buffer(buffer_id)
-        sink = sink_of(data)
-        self._check_transfer(buffer_id, entry, offset, sink.len(), write=False)
+        if self.state is _NEEDS_DISCARD:
+            self._usable()
+        entry = self._buffer_lookup(buffer_id) if type(buffer_id) is int else None
+        if entry is None:
+            entry = self._buffer(buffer_id)
+        self._read_into(buffer_id, entry, offset, sink_of(data))
+
+    def _read_into(self, buffer_id: int, entry: _Buffer, offset: int, sink: ByteSink) -> None:
+        length = sink.len()
+        if not (entry.readable and type(offset) is int and 0 <= offset < entry.size and offset + length <= entry.size):
+            validate_transfer(entry.info.desc, offset, length, write=False)
+        if entry.events:
+            self._not_pending(buffer_id, entry)
         try:
             self._provider.read_buffer(entry.handle, offset, sink)
         except BackendError as exc:
             self._watch(exc, "read_buffer")
             raise
 
-    def _check_transfer(self, buffer_id: int, entry: _Buffer, offset: int, length: int, *, write: bool) -> None:
-        validate_transfer(entry.info.desc, offset, length, write=write)
+    def _not_pending(self, buffer_id: int, entry: _Buffer) -> None:
+        """BUSY when an event bound to the buffer is not known terminal (the engine's cached state)."""
         for event_id in entry.events:
             event = self._events.get(event_id)
-            if event is not None and not event.state.is_terminal:
+            if event is not None and event.state.status is _PENDING_STATUS:
                 raise BackendError(
                     ErrorKind.BUSY, f"{format_id(buffer_id)} is bound to pending {format_id(event_id)}; wait first"
                 )
@@ -440,7 +510,7 @@ class CommandEngine(Generic[C, B, P, Q, E]):
         except BaseException:
             self.usage.resident_bytes -= artifact.resident_bytes
             raise
-        program_id = self._programs.insert(_Program(handle, context_id, artifact.resident_bytes))
+        program_id = self._programs.insert(_Program(handle, context_id, artifact.resident_bytes, ctx))
         ctx.programs.add(program_id)
         return program_id
 
@@ -463,7 +533,7 @@ class CommandEngine(Generic[C, B, P, Q, E]):
         except BackendError as exc:
             self._watch(exc, "create_queue")
             raise
-        queue_id = self._queues.insert(_Queue(handle, context_id))
+        queue_id = self._queues.insert(_Queue(handle, context_id, ctx))
         ctx.queues.add(queue_id)
         return queue_id
 
@@ -487,7 +557,79 @@ class CommandEngine(Generic[C, B, P, Q, E]):
         ``timeout``: a Timeout, seconds (float) or None (infinite). Host-side
         failures raise BackendError; the provider's refusal SubmitRejected; an
         unknown acceptance SubmitIndeterminate whose ``event`` is the new event ID.
+
+        The common shape (exact-int IDs, ``BindingRef`` or ``(slot, id, range | None,
+        access)`` tuples of plain values, nothing wrong) is checked in one pass over plain
+        ints; anything else, including every input that fails a check, takes the full
+        path (:meth:`_submit_checked`), which raises the documented error.
         """
+        if self.state is not _READY:
+            return self._submit_checked(queue_id, program_id, bindings, timeout)
+        queue = self._queue_lookup(queue_id) if type(queue_id) is int else None
+        program = self._program_lookup(program_id) if type(program_id) is int else None
+        if queue is None or program is None or program.context != queue.context:
+            return self._submit_checked(queue_id, program_id, bindings, timeout)
+        kind = type(bindings)
+        count = len(bindings) if kind is list or kind is tuple else 0
+        if not 0 < count <= self._info.limits.max_bindings_per_submission:
+            return self._submit_checked(queue_id, program_id, bindings, timeout)
+        context_id = queue.context
+        buffer_lookup = self._buffer_lookup
+        native: list[BindingRef[Any]] = []
+        buffer_ids: list[int] = []
+        entries: list[_Buffer] = []
+        slots: set[int] | None = set() if count > 1 else None
+        for spec in bindings:
+            spec_kind = type(spec)
+            if spec_kind is BindingRef:
+                # The public constructor has checked slot and access already.
+                slot, buffer_id, rng, access = spec.slot, spec.buffer, spec.range, spec.access  # type: ignore[union-attr]
+            elif spec_kind is tuple and len(spec) == 4:  # type: ignore[arg-type]
+                slot, buffer_id, rng, access = spec  # type: ignore[misc]
+                if type(slot) is not int or not 0 <= slot <= U32_MAX:
+                    return self._submit_checked(queue_id, program_id, bindings, timeout)
+                if type(access) is not AccessMode:
+                    mode = _MODES.get(access) if type(access) is int else None
+                    if mode is None:
+                        return self._submit_checked(queue_id, program_id, bindings, timeout)
+                    access = mode
+            else:
+                return self._submit_checked(queue_id, program_id, bindings, timeout)
+            entry = buffer_lookup(buffer_id) if type(buffer_id) is int else None
+            if entry is None or entry.context != context_id or not entry.access_mask >> access & 1:
+                return self._submit_checked(queue_id, program_id, bindings, timeout)
+            if rng is None:
+                key: tuple[int, ...] = (slot, access)
+                rng = entry.whole
+            elif type(rng) is BufferRange and rng.offset + rng.bytes <= entry.size:
+                key = (slot, access, rng.offset, rng.bytes)
+            else:
+                return self._submit_checked(queue_id, program_id, bindings, timeout)
+            if slots is not None:
+                if slot in slots:
+                    return self._submit_checked(queue_id, program_id, bindings, timeout)
+                slots.add(slot)
+            cache = entry.native
+            ref = cache.get(key)
+            if ref is None or ref.buffer is not entry.handle:
+                if len(cache) >= _NATIVE_CACHE_SIZE:
+                    cache.clear()
+                ref = cache[key] = BindingRef._trusted(slot, entry.handle, rng, access)
+            native.append(ref)
+            buffer_ids.append(buffer_id)
+            entries.append(entry)
+        if len(queue.owner.events) >= self._info.limits.max_events_per_context:
+            return self._submit_checked(queue_id, program_id, bindings, timeout)
+        return self._admit(queue_id, queue, program_id, program, native, tuple(buffer_ids), tuple(entries), timeout)
+
+    def _submit_checked(
+        self,
+        queue_id: int,
+        program_id: int,
+        bindings: Sequence[BindingSpec],
+        timeout: Timeout | float | None,
+    ) -> int:
+        """The full, ordered host checks of :meth:`submit` (every error is raised here)."""
         self._admitting()
         queue = self._queue(queue_id)
         program = self._program(program_id)
@@ -508,10 +650,27 @@ class CommandEngine(Generic[C, B, P, Q, E]):
         if len(ctx.events) >= limit:
             raise BackendError(ErrorKind.RESOURCE_LIMIT, f"max_events_per_context {limit} reached")
         native = [BindingRef(r.slot, e.handle, r.range, r.access) for r, e in zip(refs, entries, strict=True)]
+        buffer_ids = tuple(r.buffer for r in refs)
+        return self._admit(queue_id, queue, program_id, program, native, buffer_ids, tuple(entries), timeout)
+
+    def _admit(
+        self,
+        queue_id: int,
+        queue: _Queue,
+        program_id: int,
+        program: _Program,
+        native: list[BindingRef[Any]],
+        buffer_ids: tuple[int, ...],
+        entries: tuple[_Buffer, ...],
+        timeout: Timeout | float | None,
+    ) -> int:
+        """The provider call after every host check passed, and the event's publication."""
         try:
-            handle = self._provider.submit(queue.handle, program.handle, native, _timeout(timeout))
+            handle = self._provider.submit(
+                queue.handle, program.handle, native, timeout if type(timeout) is Timeout else _timeout(timeout)
+            )
         except SubmitIndeterminate as exc:
-            event_id = self._publish_event(exc.event, queue_id, program_id, refs, indeterminate=True)
+            event_id = self._publish_event(exc.event, queue_id, queue, program_id, program, buffer_ids, entries, True)
             self._watch(exc.error, "submit")
             raise SubmitIndeterminate(exc.error, event_id) from None
         except SubmitFailure as exc:
@@ -519,9 +678,10 @@ class CommandEngine(Generic[C, B, P, Q, E]):
             raise SubmitRejected(exc.error) from None
         except BackendError as exc:
             # Contract violation (submit must raise SubmitFailure); the provider meant a refusal.
+            # (A bad ``timeout`` also lands here, as before: SubmitRejected(INVALID_ARGUMENT).)
             self._watch(exc, "submit")
             raise SubmitRejected(exc) from None
-        return self._publish_event(handle, queue_id, program_id, refs, indeterminate=False)
+        return self._publish_event(handle, queue_id, queue, program_id, program, buffer_ids, entries, False)
 
     def _binding(self, spec: BindingSpec) -> BindingRef[int]:
         rng: BufferRange | None
@@ -529,38 +689,72 @@ class CommandEngine(Generic[C, B, P, Q, E]):
         if isinstance(spec, BindingRef):
             slot, buffer_id, rng, access = spec.slot, spec.buffer, spec.range, spec.access
         else:
-            if len(spec) != 4:
+            try:
+                length = len(spec)
+            except TypeError:
+                length = -1
+            if length != 4:
                 raise BackendError(
                     ErrorKind.INVALID_ARGUMENT, f"a binding is (slot, buffer_id, range or None, access), got {spec!r}"
                 )
             slot, buffer_id, rng, access = spec
         entry = self._buffer(buffer_id)
+        if rng is not None and not isinstance(rng, BufferRange):
+            raise BackendError(
+                ErrorKind.INVALID_ARGUMENT,
+                f"slot {slot!r}: binding range {rng!r} is not a BufferRange (or None for the whole buffer)",
+            )
         whole = rng if rng is not None else BufferRange(0, entry.info.desc.bytes)
-        return BindingRef(slot, buffer_id, whole, AccessMode.from_number(int(access)))
+        number: object
+        try:
+            number = int(access)
+        except (TypeError, ValueError):
+            number = access  # from_number names it as not a mode
+        return BindingRef(slot, buffer_id, whole, AccessMode.from_number(number))
 
     def _publish_event(
-        self, handle: Any, queue_id: int, program_id: int, refs: Iterable[BindingRef[int]], *, indeterminate: bool
+        self,
+        handle: Any,
+        queue_id: int,
+        queue: _Queue,
+        program_id: int,
+        program: _Program,
+        buffer_ids: tuple[int, ...],
+        entries: tuple[_Buffer, ...],
+        indeterminate: bool,
     ) -> int:
-        queue = self._queue(queue_id)
-        buffers = tuple(r.buffer for r in refs)
         event_id = self._events.insert(
-            _Event(handle, queue.context, queue_id, program_id, buffers, indeterminate=indeterminate)
+            _Event(
+                handle,
+                queue.context,
+                queue_id,
+                program_id,
+                buffer_ids,
+                queue,
+                program,
+                entries,
+                indeterminate=indeterminate,
+            )
         )
         queue.events.add(event_id)
-        self._program(program_id).events.add(event_id)
-        for buffer_id in buffers:
-            self._buffer(buffer_id).events.add(event_id)
-        self._context(queue.context).events.add(event_id)
+        program.events.add(event_id)
+        for entry in entries:
+            entry.events.add(event_id)
+        queue.owner.events.add(event_id)
         return event_id
 
     # -- events --------------------------------------------------------------------------------
 
     def poll(self, event_id: int) -> EventState:
         """Non-blocking: the cached terminal state, or one provider poll."""
-        self._usable()
-        entry = self._event(event_id)
-        if entry.state.is_terminal:
-            return entry.state
+        if self.state is _NEEDS_DISCARD:
+            self._usable()
+        entry = self._event_lookup(event_id) if type(event_id) is int else None
+        if entry is None:
+            entry = self._event(event_id)
+        state = entry.state
+        if state.status is not _PENDING_STATUS:
+            return state
         try:
             state = self._provider.poll_event(entry.handle)
         except BackendError as exc:
@@ -600,21 +794,22 @@ class CommandEngine(Generic[C, B, P, Q, E]):
 
     def destroy_event(self, event_id: int) -> None:
         """Release a terminal event (polled once if its state is not known terminal; pending → BUSY)."""
-        self._usable()
-        entry = self._event(event_id)
-        if not entry.state.is_terminal and not self.poll(event_id).is_terminal:
+        if self.state is _NEEDS_DISCARD:
+            self._usable()
+        entry = self._event_lookup(event_id) if type(event_id) is int else None
+        if entry is None:
+            entry = self._event(event_id)
+        if entry.state.status is _PENDING_STATUS and not self.poll(event_id).is_terminal:
             raise BackendError(ErrorKind.BUSY, f"{format_id(event_id)} is still pending")
         self._release(self._events, event_id, entry, self._provider.destroy_event)
 
-    def _unlink_event(self, event_id: int, entry: _Event) -> None:
-        for table, object_id in ((self._queues, entry.queue), (self._programs, entry.program)):
-            owner = table.get(object_id)
-            if owner is not None:
-                owner.events.discard(event_id)
-        for buffer_id in entry.buffers:
-            buffer = self._buffers.get(buffer_id)
-            if buffer is not None:
-                buffer.events.discard(event_id)
+    @staticmethod
+    def _unlink_event(event_id: int, entry: _Event) -> None:
+        entry.queue_entry.events.discard(event_id)
+        entry.program_entry.events.discard(event_id)
+        for buffer in entry.buffer_entries:
+            buffer.events.discard(event_id)
+        entry.queue_entry.owner.events.discard(event_id)
 
     # -- release -------------------------------------------------------------------------------
 
@@ -640,25 +835,25 @@ class CommandEngine(Generic[C, B, P, Q, E]):
             self._needs_discard(f"release of {format_id(object_id)} raised a plain {exc.kind.name}")
             raise ReleaseIndeterminate(exc) from None
         self._forget(table, object_id, entry)
-        alloc, resident = _charges(entry)
-        self.usage.allocation_bytes -= alloc
-        self.usage.resident_bytes -= resident
+        entry_kind = type(entry)
+        if entry_kind is _Buffer:
+            self.usage.allocation_bytes -= entry.info.allocation_bytes
+        elif entry_kind is _Program:
+            self.usage.resident_bytes -= entry.resident_bytes
 
-    def _forget(self, table: IdTable[Any], object_id: int, entry: Any) -> None:
+    @staticmethod
+    def _forget(table: IdTable[Any], object_id: int, entry: Any) -> None:
+        """Unpublish ``object_id`` and unlink it from its context (and an event from what it references)."""
         table.remove(object_id)
-        if isinstance(entry, _Event):
-            self._unlink_event(object_id, entry)
-        if isinstance(entry, _Context):
-            return
-        owner = self._contexts.get(entry.context)
-        if owner is None:
-            return
-        {
-            ObjectKind.BUFFER: owner.buffers,
-            ObjectKind.PROGRAM: owner.programs,
-            ObjectKind.QUEUE: owner.queues,
-            ObjectKind.EVENT: owner.events,
-        }[table.kind].discard(object_id)
+        kind = type(entry)
+        if kind is _Event:
+            CommandEngine._unlink_event(object_id, entry)  # also leaves its context's event set
+        elif kind is _Buffer:
+            entry.owner.buffers.discard(object_id)
+        elif kind is _Program:
+            entry.owner.programs.discard(object_id)
+        elif kind is _Queue:
+            entry.owner.queues.discard(object_id)
 
     # -- reset ---------------------------------------------------------------------------------
 
@@ -768,6 +963,7 @@ class CommandEngine(Generic[C, B, P, Q, E]):
 
 
 def _charges(entry: Any) -> tuple[int, int]:
+    """(allocation_bytes, resident_bytes) an entry holds against the policy."""
     if isinstance(entry, _Buffer):
         return entry.info.allocation_bytes, 0
     if isinstance(entry, _Program):

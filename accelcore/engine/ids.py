@@ -69,7 +69,13 @@ def format_id(object_id: int) -> str:
 
 
 class IdTable(Generic[T]):
-    """Slots of one object kind. ``insert`` publishes an ID; ``get`` returns None for any stale ID."""
+    """Slots of one object kind. ``insert`` publishes an ID; ``get`` returns None for any stale ID.
+
+    Besides the slot and generation lists (which decide the next ID), live entries are kept
+    in a dict keyed by their full ID, so resolving a plain ``int`` is one dict lookup:
+    a stale generation, another namespace or another kind simply is not a key.
+    ``lookup`` is that dict's ``get`` (exact ``int`` IDs only; the engine's hot paths use it).
+    """
 
     def __init__(self, kind: ObjectKind) -> None:
         self.kind = kind
@@ -78,6 +84,8 @@ class IdTable(Generic[T]):
         self._generations: list[int] = []
         self._free: list[int] = []
         self._live = 0
+        self._by_id: dict[int, T] = {}
+        self.lookup = self._by_id.get
 
     def __len__(self) -> int:
         return self._live
@@ -101,9 +109,13 @@ class IdTable(Generic[T]):
             self._generations.append(1)
         self._entries[slot] = entry
         self._live += 1
-        return self._make(slot)
+        object_id = self._make(slot)
+        self._by_id[object_id] = entry
+        return object_id
 
     def get(self, object_id: int) -> T | None:
+        if type(object_id) is int:
+            return self._by_id.get(object_id)
         kind = object_id >> _KIND_SHIFT
         if kind != self.kind:
             return None
@@ -119,6 +131,7 @@ class IdTable(Generic[T]):
         entry = self.get(object_id)
         if entry is None:
             raise KeyError(object_id)
+        del self._by_id[self._make(object_id & _SLOT_MASK)]
         self._vacate(object_id & _SLOT_MASK)
         return entry
 
@@ -140,4 +153,5 @@ class IdTable(Generic[T]):
         for slot, entry in enumerate(self._entries):
             if entry is not None:
                 self._vacate(slot)
+        self._by_id.clear()
         self.namespace = self.namespace + 1 if self.namespace < _NS_MASK else 1
