@@ -12,18 +12,24 @@ from __future__ import annotations
 
 import collections
 from collections.abc import Callable, Sequence
-from typing import Any, Protocol
+from typing import Any, Protocol, TypeAlias, cast
 
 import numpy as np
+from typing_extensions import Buffer
 
 from accelcore import (
+    Accelerator,
     AccessMode,
     ArtifactRef,
     BindingRef,
     BufferDesc,
     BufferRange,
     BufferUsage,
+    ByteSink,
+    ByteSource,
     ContextDesc,
+    DeviceInfo,
+    EventState,
     EventStatus,
     MemoryDomain,
     MemorySink,
@@ -45,23 +51,30 @@ _TRANSFER = BufferUsage.TRANSFER_SOURCE | BufferUsage.TRANSFER_DESTINATION
 TINY_RESIDENT_BYTES = 64 << 20
 
 
+Handle: TypeAlias = Any
+"""A context, buffer, program, queue or event: a native handle (provider-direct) or an object ID (engine).
+The session only hands these back to the calls that made them, so the harness stays generic over both."""
+
+
 class ContractApi(Protocol):
     """The calls a session needs; handles are whatever the wrapped object uses (native handles or IDs)."""
 
-    def device_info(self) -> Any: ...
-    def create_context(self, desc: ContextDesc) -> Any: ...
-    def destroy_context(self, context: Any) -> None: ...
-    def allocate_buffer(self, context: Any, desc: BufferDesc) -> Any: ...
-    def write_buffer(self, buffer: Any, offset: int, data: Any) -> None: ...
-    def read_buffer(self, buffer: Any, offset: int, data: Any) -> None: ...
-    def free_buffer(self, buffer: Any) -> None: ...
-    def load_program(self, context: Any, artifact: ArtifactRef) -> Any: ...
-    def unload_program(self, program: Any) -> None: ...
-    def create_queue(self, context: Any, desc: QueueDesc) -> Any: ...
-    def destroy_queue(self, queue: Any) -> None: ...
-    def submit(self, queue: Any, program: Any, bindings: Sequence[BindingRef[Any]], timeout: Timeout) -> Any: ...
-    def poll_event(self, event: Any) -> Any: ...
-    def destroy_event(self, event: Any) -> None: ...
+    def device_info(self) -> DeviceInfo: ...
+    def create_context(self, desc: ContextDesc) -> Handle: ...
+    def destroy_context(self, context: Handle) -> None: ...
+    def allocate_buffer(self, context: Handle, desc: BufferDesc) -> Handle: ...
+    def write_buffer(self, buffer: Handle, offset: int, data: ByteSource) -> None: ...
+    def read_buffer(self, buffer: Handle, offset: int, data: ByteSink) -> None: ...
+    def free_buffer(self, buffer: Handle) -> None: ...
+    def load_program(self, context: Handle, artifact: ArtifactRef) -> Handle: ...
+    def unload_program(self, program: Handle) -> None: ...
+    def create_queue(self, context: Handle, desc: QueueDesc) -> Handle: ...
+    def destroy_queue(self, queue: Handle) -> None: ...
+    def submit(
+        self, queue: Handle, program: Handle, bindings: Sequence[BindingRef[Handle]], timeout: Timeout
+    ) -> Handle: ...
+    def poll_event(self, event: Handle) -> EventState: ...
+    def destroy_event(self, event: Handle) -> None: ...
 
 
 def tiny_package(module_kind: ModuleKind, module: bytes | None = None, target: TargetIdentity | None = None) -> bytes:
@@ -107,7 +120,7 @@ class ContractSession:
         api.write_buffer(self.tiny_buffer, 0, MemorySource(bytes(nbytes)))
         self.bindings = [BindingRef(0, self.tiny_buffer, BufferRange(0, nbytes), AccessMode.READ_WRITE)]
         self.count = 0
-        self._buffers: list[Any] = []
+        self._buffers: list[Handle] = []
 
     # ------------------------------------------------------------------ facts
     def offers(self, domain: str) -> bool:
@@ -118,37 +131,37 @@ class ContractSession:
         return int(self.info.limits.max_events_per_context)
 
     # ------------------------------------------------------------------ TransferSide
-    def open_buffer(self, nbytes: int, domain: str) -> Any:
+    def open_buffer(self, nbytes: int, domain: str) -> Handle:
         if not self.offers(domain):
             raise NotMeasured(f"the device does not advertise {_DOMAIN[domain].capability.name}")
         if nbytes > self.info.limits.max_buffer_bytes:
             raise NotMeasured(f"{nbytes} bytes exceed max_buffer_bytes {self.info.limits.max_buffer_bytes}")
         return self.api.allocate_buffer(self.context, BufferDesc(nbytes, 64, _DOMAIN[domain], _TRANSFER))
 
-    def writer(self, buffer: Any, host: np.ndarray) -> Callable[[], None]:
-        source, write = MemorySource(host), self.api.write_buffer
+    def writer(self, buffer: Handle, host: np.ndarray) -> Callable[[], None]:
+        source, write = MemorySource(cast(Buffer, host)), self.api.write_buffer
 
         def op() -> None:
             write(buffer, 0, source)
 
         return op
 
-    def reader(self, buffer: Any, host: np.ndarray) -> Callable[[], None]:
-        sink, read = MemorySink(host), self.api.read_buffer
+    def reader(self, buffer: Handle, host: np.ndarray) -> Callable[[], None]:
+        sink, read = MemorySink(cast(Buffer, host)), self.api.read_buffer
 
         def op() -> None:
             read(buffer, 0, sink)
 
         return op
 
-    def close_buffer(self, buffer: Any) -> None:
+    def close_buffer(self, buffer: Handle) -> None:
         self.api.free_buffer(buffer)
 
     # ------------------------------------------------------------------ DispatchSide
-    def submit(self) -> Any:
+    def submit(self) -> Handle:
         return self.api.submit(self.queue, self.program, self.bindings, Timeout.INFINITE)
 
-    def finish(self, event: Any) -> None:
+    def finish(self, event: Handle) -> None:
         """Poll until terminal (busy loop), insist on Complete, destroy the event."""
         poll = self.api.poll_event
         pending = EventStatus.PENDING
@@ -165,7 +178,7 @@ class ContractSession:
 
     def sustained(self, submits: int, window: int) -> int:
         window = max(1, min(window, self.max_events - 1 if self.max_events > 1 else 1))
-        in_flight: collections.deque[Any] = collections.deque()
+        in_flight: collections.deque[Handle] = collections.deque()
         submit, finish = self.submit, self.finish
         for _ in range(submits):
             if len(in_flight) >= window:
@@ -185,17 +198,17 @@ class ContractSession:
 
     def values(self) -> np.ndarray:
         out = np.zeros(kernels.ELEMENTS, dtype=np.uint32)
-        self.api.read_buffer(self.tiny_buffer, 0, MemorySink(out))
+        self.api.read_buffer(self.tiny_buffer, 0, MemorySink(cast(Buffer, out)))
         return out
 
     def verify(self) -> bool:
         return bool(np.all(self.values() == self.count))
 
     # ------------------------------------------------------------------ program loads
-    def load(self, artifact: ArtifactRef) -> Any:
+    def load(self, artifact: ArtifactRef) -> Handle:
         return self.api.load_program(self.context, artifact)
 
-    def unload(self, program: Any) -> None:
+    def unload(self, program: Handle) -> None:
         self.api.unload_program(program)
 
     def close(self) -> None:
@@ -207,26 +220,27 @@ class ContractSession:
 
 
 class ProviderApi:
-    """Adapter: a provider called directly (allocate_buffer returns the native handle)."""
+    """Adapter: a provider called directly (allocate_buffer returns the native handle).
 
-    def __init__(self, provider: Any) -> None:
+    The provider's bound methods are stored on the instance once, so a timed call is one
+    attribute read and the provider's own call, exactly as through :class:`EngineApi`.
+    """
+
+    def __init__(self, provider: Accelerator[Any, Any, Any, Any, Any]) -> None:
         self.provider = provider
-        for name in (
-            "device_info",
-            "create_context",
-            "destroy_context",
-            "write_buffer",
-            "read_buffer",
-            "free_buffer",
-            "load_program",
-            "unload_program",
-            "create_queue",
-            "destroy_queue",
-            "submit",
-            "poll_event",
-            "destroy_event",
-        ):
-            setattr(self, name, getattr(provider, name))
+        self.device_info = provider.device_info
+        self.create_context = provider.create_context
+        self.destroy_context = provider.destroy_context
+        self.write_buffer = provider.write_buffer
+        self.read_buffer = provider.read_buffer
+        self.free_buffer = provider.free_buffer
+        self.load_program = provider.load_program
+        self.unload_program = provider.unload_program
+        self.create_queue = provider.create_queue
+        self.destroy_queue = provider.destroy_queue
+        self.submit = provider.submit
+        self.poll_event = provider.poll_event
+        self.destroy_event = provider.destroy_event
 
-    def allocate_buffer(self, context: Any, desc: BufferDesc) -> Any:
+    def allocate_buffer(self, context: Handle, desc: BufferDesc) -> Handle:
         return self.provider.allocate_buffer(context, desc).buffer

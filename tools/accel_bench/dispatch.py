@@ -11,19 +11,19 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from .config import Config
-from .sides import DispatchSide
+from .sides import DispatchSide, RoundTripSide
 from .stats import measure_interleaved
 
 __all__ = ["round_trips", "sustained"]
 
 
-def _verified(side: DispatchSide) -> bool | None:
+def _verified(side: RoundTripSide) -> bool | None:
     verify = getattr(side, "verify", None)
     return bool(verify()) if callable(verify) else None
 
 
 def round_trips(
-    config: Config, sides: Mapping[str, DispatchSide], log: Callable[[str], None]
+    config: Config, sides: Mapping[str, RoundTripSide], log: Callable[[str], None]
 ) -> dict[str, dict[str, Any]]:
     """{side name: round-trip stat (seconds) + microseconds + whether results were verified}.
 
@@ -55,8 +55,15 @@ def sustained(
     Sides take turns, one whole run each per repeat.
     """
     submits, window = config.sustained_submits, config.window
+    ops: dict[str, Callable[[], int]] = {}
+    for name, side in sides.items():
+
+        def op(side: DispatchSide = side) -> int:
+            return side.sustained(submits, window)
+
+        ops[name] = op
     stats = measure_interleaved(
-        {name: (lambda side=side: side.sustained(submits, window)) for name, side in sides.items()},
+        ops,
         warmup=0,
         repeats=config.sustained_repeats,
     )

@@ -9,13 +9,16 @@ from __future__ import annotations
 
 from typing import Any
 
+from accelcore import Accelerator, DeviceInfo
+from accelcore.engine import CommandEngine
+
 __all__ = ["EngineApi"]
 
 
 class EngineApi:
     """The engine over one provider instance, with the session's call names bound once."""
 
-    def __init__(self, engine: Any) -> None:
+    def __init__(self, engine: CommandEngine[Any, Any, Any, Any, Any]) -> None:
         self.engine = engine
         self.create_context = engine.create_context
         self.destroy_context = engine.destroy_context
@@ -31,11 +34,9 @@ class EngineApi:
         self.poll_event = engine.poll
         self.destroy_event = engine.destroy_event
 
-    def device_info(self) -> Any:
+    def device_info(self) -> DeviceInfo:
         return self.engine.info
 
     @classmethod
-    def over(cls, provider: Any) -> EngineApi:
-        from accelcore.engine import CommandEngine
-
+    def over(cls, provider: Accelerator[Any, Any, Any, Any, Any]) -> EngineApi:
         return cls(CommandEngine(provider))

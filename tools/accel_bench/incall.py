@@ -18,10 +18,15 @@ from __future__ import annotations
 import gc
 import time
 from collections.abc import Callable
-from typing import Any
+from typing import Any, cast
+
+from accelcore import Accelerator
+from accelcore.conformance.target import ConformanceHooks
+from accelcore.package import ModuleKind
+from accelcore.registry import DeviceEntry, ProviderFamily
 
 from .config import Config
-from .contract_side import ContractSession
+from .contract_side import ContractSession, Handle
 from .engine_side import EngineApi
 from .stats import Stat
 
@@ -33,7 +38,7 @@ POLLS_PER_RUN = 1000
 class TimedProvider:
     """Delegates everything to ``provider``; accumulates ns spent in ``submit`` and ``poll_event``."""
 
-    def __init__(self, provider: Any) -> None:
+    def __init__(self, provider: Accelerator[Any, Any, Any, Any, Any]) -> None:
         self._provider = provider
         self.inside_ns = 0
         self.inside_cpu_ns = 0
@@ -65,7 +70,8 @@ def _proxy_cost_ns() -> tuple[float, float]:
         def poll_event(self, event: Any) -> Any:
             return event
 
-    proxy, plain = TimedProvider(_Noop()), _Noop()
+    # Only poll_event is ever called on the calibration proxy.
+    proxy, plain = TimedProvider(cast("Accelerator[Any, Any, Any, Any, Any]", _Noop())), _Noop()
     cpu_runs, wall_runs = [], []
     for _ in range(5):
         costs = []
@@ -94,10 +100,14 @@ def _own_time(proxy: TimedProvider, calls: int, body: Callable[[], None]) -> tup
     return (cpu - inside_cpu) / 1e9 / calls, (wall - inside) / 1e9 / calls
 
 
-def in_call_overhead(config: Config, family: Any, entry: Any, kind: Any, hooks: Any) -> dict[str, Any]:
+def in_call_overhead(
+    config: Config, family: ProviderFamily, entry: DeviceEntry, kind: ModuleKind, hooks: ConformanceHooks
+) -> dict[str, Any]:
     """Engine-own µs per submit, per poll of a pending (held) event, per poll of a terminal event."""
     proxy = TimedProvider(family.open(entry))
-    session = ContractSession(EngineApi.over(proxy), "ours-timed", kind)
+    # TimedProvider forwards every other call through __getattr__, which a Protocol check cannot see.
+    api = EngineApi.over(cast("Accelerator[Any, Any, Any, Any, Any]", proxy))
+    session = ContractSession(api, "ours-timed", kind)
     repeats, warmup = config.overhead_repeats, config.warmup
     runs: dict[str, tuple[list[float], list[float]]] = {
         name: ([], []) for name in ("submit", "poll_pending", "poll_terminal")
@@ -111,17 +121,17 @@ def in_call_overhead(config: Config, family: Any, entry: Any, kind: Any, hooks: 
     try:
         batch = max(1, min(config.overhead_batch, session.max_events - 1))
         for index in range(warmup + repeats):
-            events: list[Any] = []
-            record(
-                "submit",
-                index,
-                _own_time(proxy, batch, lambda events=events: events.extend(session.submit() for _ in range(batch))),
-            )
+            events: list[Handle] = []
+
+            def submits(events: list[Handle] = events) -> None:
+                return events.extend(session.submit() for _ in range(batch))
+
+            record("submit", index, _own_time(proxy, batch, submits))
             for event in events:
                 session.finish(event)
         poll = session.api.poll_event
 
-        def polls(event: Any) -> Callable[[], None]:
+        def polls(event: Handle) -> Callable[[], None]:
             def body() -> None:
                 for _ in range(POLLS_PER_RUN):
                     poll(event)
@@ -139,8 +149,9 @@ def in_call_overhead(config: Config, family: Any, entry: Any, kind: Any, hooks: 
         for index in range(warmup + repeats):
             record("poll_pending", index, _own_time(proxy, POLLS_PER_RUN, polls(held)))
         pending_throughout = not poll(held).is_terminal
-        native = session.api.engine._events.get(held).handle  # the hook needs the provider's handle
-        hooks.complete_held(proxy._provider, native)
+        native = api.engine._events.get(held)  # the hook needs the provider's handle
+        assert native is not None, "the engine lost the held event"
+        hooks.complete_held(proxy._provider, native.handle)
         session.finish(held)
     finally:
         session.close()

@@ -20,8 +20,11 @@ import gc
 import time
 from typing import Any
 
+from accelcore.conformance.target import ConformanceHooks
+
 from .config import Config
-from .contract_side import ContractSession
+from .contract_side import ContractSession, Handle, ProviderApi
+from .engine_side import EngineApi
 from .stats import Stat
 
 __all__ = ["engine_overhead", "pending_poll_overhead"]
@@ -49,7 +52,7 @@ def _submit_run(session: ContractSession, batch: int) -> float:
     return elapsed / 1e9 / batch
 
 
-def _completed_event(session: ContractSession) -> Any:
+def _completed_event(session: ContractSession) -> Handle:
     event = session.submit()
     state = session.api.poll_event(event)
     while not state.is_terminal:
@@ -58,7 +61,7 @@ def _completed_event(session: ContractSession) -> Any:
     return event
 
 
-def _poll_run(session: ContractSession, event: Any) -> float:
+def _poll_run(session: ContractSession, event: Handle) -> float:
     poll = session.api.poll_event
     gc.disable()
     try:
@@ -105,28 +108,36 @@ def engine_overhead(config: Config, ours: ContractSession, direct: ContractSessi
     }
 
 
-def _provider_of(session: ContractSession) -> Any:
+def _provider_of(session: ContractSession) -> object:
     api = session.api
-    engine = getattr(api, "engine", None)
-    return engine.provider if engine is not None else api.provider  # type: ignore[attr-defined]
+    if isinstance(api, EngineApi):
+        return api.engine.provider
+    if isinstance(api, ProviderApi):
+        return api.provider
+    raise TypeError(f"{session.name}: no provider behind {type(api).__name__}")
 
 
-def _native_event(session: ContractSession, event: Any) -> Any:
-    engine = getattr(session.api, "engine", None)
-    if engine is None:
+def _native_event(session: ContractSession, event: Handle) -> Handle:
+    api = session.api
+    if not isinstance(api, EngineApi):
         return event
     # The hook needs the provider's handle; the engine keeps it in its (private) event table.
-    return engine._events.get(event).handle
+    entry = api.engine._events.get(event)
+    if entry is None:
+        raise LookupError(f"{session.name}: the engine has no event {event!r}")
+    return entry.handle
 
 
-def pending_poll_overhead(config: Config, ours: ContractSession, direct: ContractSession, hooks: Any) -> dict[str, Any]:
+def pending_poll_overhead(
+    config: Config, ours: ContractSession, direct: ContractSession, hooks: ConformanceHooks
+) -> dict[str, Any]:
     """Per-poll cost on a held (pending) event, engine vs provider direct.
 
     Puts both provider instances in hold mode for good: call this last.
     """
     repeats, warmup = config.overhead_repeats, config.warmup
     sessions = {"engine": ours, "provider": direct}
-    events: dict[str, Any] = {}
+    events: dict[str, Handle] = {}
     for key, session in sessions.items():
         hooks.hold_submissions(_provider_of(session))
         events[key] = session.submit()

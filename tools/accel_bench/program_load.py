@@ -11,15 +11,20 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
-from typing import Any
+from typing import Any, TypeVar
 
 from . import kernels
 from .stats import Stat
 
 __all__ = ["cold_warm"]
 
+Input = TypeVar("Input")
+"""What a load consumes (an ArtifactRef, OpenCL C source, a binary, SPIR-V)."""
+Handle = TypeVar("Handle")
+"""What a load returns and an unload takes."""
 
-def _timed(load: Callable[[], Any], unload: Callable[[Any], None]) -> float:
+
+def _timed(load: Callable[[], Handle], unload: Callable[[Handle], None]) -> float:
     start = time.perf_counter_ns()
     handle = load()
     elapsed = time.perf_counter_ns() - start
@@ -28,10 +33,10 @@ def _timed(load: Callable[[], Any], unload: Callable[[Any], None]) -> float:
 
 
 def cold_warm(
-    make_cold: Callable[[str], Any],
-    warm_input: Any,
-    load: Callable[[Any], Any],
-    unload: Callable[[Any], None],
+    make_cold: Callable[[str], Input],
+    warm_input: Input,
+    load: Callable[[Input], Handle],
+    unload: Callable[[Handle], None],
     repeats: int,
 ) -> dict[str, Any]:
     """Time ``repeats`` cold loads of fresh inputs and ``repeats`` warm loads of ``warm_input``.
@@ -41,7 +46,11 @@ def cold_warm(
     cold_runs = []
     for _ in range(repeats):
         fresh = make_cold(kernels.nonce())
-        cold_runs.append(_timed(lambda fresh=fresh: load(fresh), unload))
+
+        def load_fresh(fresh: Input = fresh) -> Handle:
+            return load(fresh)
+
+        cold_runs.append(_timed(load_fresh, unload))
     unload(load(warm_input))  # prime
     warm_runs = [_timed(lambda: load(warm_input), unload) for _ in range(repeats)]
     cold = Stat.from_runs(cold_runs, warmup=0, inner=1)

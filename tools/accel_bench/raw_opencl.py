@@ -12,7 +12,7 @@ from __future__ import annotations
 import collections
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import cast
 
 import numpy as np
 import pyopencl as cl
@@ -22,9 +22,9 @@ from . import kernels
 __all__ = ["RawOpenCL", "RawOpenCLDispatch", "find_device", "list_devices"]
 
 
-def list_devices() -> list[tuple[str, str, Any]]:
+def list_devices() -> list[tuple[str, str, cl.Device]]:
     """(platform name, device name, cl.Device) for every device of every non-empty platform."""
-    found: list[tuple[str, str, Any]] = []
+    found: list[tuple[str, str, cl.Device]] = []
     for platform in cl.get_platforms():
         try:
             devices = platform.get_devices()
@@ -35,7 +35,7 @@ def list_devices() -> list[tuple[str, str, Any]]:
     return found
 
 
-def find_device(platform_name: str | None, device_name: str) -> Any:
+def find_device(platform_name: str | None, device_name: str) -> cl.Device:
     """The cl.Device named ``device_name`` (on ``platform_name`` when given)."""
     for plat, name, device in list_devices():
         if name == device_name.strip() and (platform_name is None or plat == platform_name.strip()):
@@ -52,14 +52,14 @@ _DOMAIN_FLAGS = {
 
 @dataclass
 class _Program:
-    program: Any
-    kernel: Any
+    program: cl.Program
+    kernel: cl.Kernel
 
 
 class RawOpenCL:
     """One context and in-order queue on one device."""
 
-    def __init__(self, device: Any) -> None:
+    def __init__(self, device: cl.Device) -> None:
         self.device = device
         self.context = cl.Context([device])
         self.queue = cl.CommandQueue(self.context, device)
@@ -67,10 +67,10 @@ class RawOpenCL:
     name = "raw"
 
     # ------------------------------------------------------------------ transfers (TransferSide)
-    def open_buffer(self, nbytes: int, domain: str) -> Any:
+    def open_buffer(self, nbytes: int, domain: str) -> cl.Buffer:
         return cl.Buffer(self.context, _DOMAIN_FLAGS[domain], size=nbytes)
 
-    def writer(self, buffer: Any, host: np.ndarray) -> Callable[[], None]:
+    def writer(self, buffer: cl.Buffer, host: np.ndarray) -> Callable[[], None]:
         queue = self.queue
 
         def write() -> None:
@@ -78,7 +78,7 @@ class RawOpenCL:
 
         return write
 
-    def reader(self, buffer: Any, host: np.ndarray) -> Callable[[], None]:
+    def reader(self, buffer: cl.Buffer, host: np.ndarray) -> Callable[[], None]:
         queue = self.queue
 
         def read() -> None:
@@ -86,7 +86,7 @@ class RawOpenCL:
 
         return read
 
-    def close_buffer(self, buffer: Any) -> None:
+    def close_buffer(self, buffer: cl.Buffer) -> None:
         buffer.release()
 
     # ------------------------------------------------------------------ programs
@@ -95,7 +95,8 @@ class RawOpenCL:
         return _Program(program, getattr(program, kernels.CL_ENTRY))
 
     def binary_of(self, built: _Program) -> bytes:
-        binaries = built.program.get_info(cl.program_info.BINARIES)
+        # pyopencl types get_info as ``object``; for BINARIES it is one bytes object per device.
+        binaries = cast("list[bytes]", built.program.get_info(cl.program_info.BINARIES))
         return bytes(binaries[0])
 
     def build_binary(self, binary: bytes) -> _Program:
@@ -103,7 +104,7 @@ class RawOpenCL:
         return _Program(program, getattr(program, kernels.CL_ENTRY))
 
     # ------------------------------------------------------------------ dispatch
-    def tiny(self) -> tuple[_Program, Any]:
+    def tiny(self) -> tuple[_Program, cl.Buffer]:
         """The tiny kernel with its bound buffer."""
         built = self.build_source(kernels.CL_SOURCE)
         zeros = np.zeros(kernels.ELEMENTS, dtype=np.uint32)
@@ -117,7 +118,7 @@ class RawOpenCL:
 
     def sustained(self, built: _Program, submits: int, *, gated: bool, window: int) -> int:
         """``submits`` dispatches with at most ``window`` in flight; returns ``submits``."""
-        in_flight: collections.deque[Any] = collections.deque()
+        in_flight: collections.deque[cl.Event] = collections.deque()
         kernel = built.kernel
         queue = self.queue
         complete = cl.command_execution_status.COMPLETE
@@ -139,7 +140,7 @@ class RawOpenCL:
     def dispatch_side(self, *, gated: bool) -> RawOpenCLDispatch:
         return RawOpenCLDispatch(self, gated=gated)
 
-    def check_tiny(self, data: Any, expected_increments: int) -> bool:
+    def check_tiny(self, data: cl.Buffer, expected_increments: int) -> bool:
         """Whether every element was incremented ``expected_increments`` times (the kernel really ran)."""
         host = np.zeros(kernels.ELEMENTS, dtype=np.uint32)
         cl.enqueue_copy(self.queue, host, data, is_blocking=True)

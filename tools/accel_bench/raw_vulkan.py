@@ -6,16 +6,23 @@ out of it; a dispatch resubmits one pre-recorded command buffer with
 host-visible memory is measured: a device-local-only memory type would need a
 staging copy that this hand-written baseline does not implement (recorded as
 such, never faked).
+
+Typing: the binding ships no types, so every ``vk.*`` value is ``Any``. The
+boundary is kept narrow: each value that comes out of the binding is assigned
+to an annotated name right away — an opaque :data:`Handle`, one of the few
+struct shapes below (only the fields read here), or a ``Buffer`` for the
+mapping. Annotations cost nothing at run time, so the timed calls stay raw.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Protocol, TypeAlias, TypedDict
 
 import numpy as np
-import vulkan as vk
+import vulkan as vk  # type: ignore[import-untyped]
+from typing_extensions import Buffer
 
 from . import kernels
 from .sides import NotMeasured
@@ -24,14 +31,46 @@ __all__ = ["RawVulkan", "RawVulkanDispatch", "list_devices"]
 
 _U64_MAX = 0xFFFFFFFFFFFFFFFF
 
-_DOMAIN_PROPERTIES = {
+Handle: TypeAlias = object
+"""An opaque Vulkan handle or binding struct (a cffi object): only ever handed back to ``vk.*`` calls."""
+
+
+class _QueueFamilyProperties(Protocol):
+    queueFlags: int  # noqa: N815 (the Vulkan struct's field name)
+
+
+class _PhysicalDeviceProperties(Protocol):
+    deviceName: object  # noqa: N815 (the Vulkan struct's field name)
+    """A cffi char array (``str()`` gives the name)."""
+    apiVersion: int  # noqa: N815 (the Vulkan struct's field name)
+    driverVersion: int  # noqa: N815 (the Vulkan struct's field name)
+    vendorID: int  # noqa: N815 (the Vulkan struct's field name)
+
+
+class _MemoryType(Protocol):
+    propertyFlags: int  # noqa: N815 (the Vulkan struct's field name)
+
+
+class _MemoryProperties(Protocol):
+    memoryTypeCount: int  # noqa: N815 (the Vulkan struct's field name)
+
+    @property
+    def memoryTypes(self) -> Sequence[_MemoryType]: ...  # noqa: N802 (the Vulkan struct's field name)
+
+
+class _MemoryRequirements(Protocol):
+    size: int
+    memoryTypeBits: int  # noqa: N815 (the Vulkan struct's field name)
+
+
+_DOMAIN_PROPERTIES: dict[str, int] = {
     "host": vk.VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT | vk.VK_MEMORY_PROPERTY_HOST_COHERENT_BIT,
     "device": vk.VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT,
     "shared": vk.VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT | vk.VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT,
 }
 
 
-def _instance() -> Any:
+def _instance() -> Handle:
     app = vk.VkApplicationInfo(
         pApplicationName="accel-bench",
         applicationVersion=1,
@@ -42,7 +81,7 @@ def _instance() -> Any:
     return vk.vkCreateInstance(vk.VkInstanceCreateInfo(pApplicationInfo=app), None)
 
 
-def _uuid_of(physical: Any) -> bytes:
+def _uuid_of(physical: Handle) -> bytes:
     id_props = vk.VkPhysicalDeviceIDProperties()
     props2 = vk.VkPhysicalDeviceProperties2(pNext=id_props)
     vk.vkGetPhysicalDeviceProperties2(physical, props2)
@@ -53,10 +92,10 @@ def list_devices() -> list[tuple[str, bytes]]:
     """(device name, 16-byte deviceUUID) of every physical device with a compute queue."""
     instance = _instance()
     try:
-        found = []
+        found: list[tuple[str, bytes]] = []
         for physical in vk.vkEnumeratePhysicalDevices(instance):
-            props = vk.vkGetPhysicalDeviceProperties(physical)
-            families = vk.vkGetPhysicalDeviceQueueFamilyProperties(physical)
+            props: _PhysicalDeviceProperties = vk.vkGetPhysicalDeviceProperties(physical)
+            families: list[_QueueFamilyProperties] = vk.vkGetPhysicalDeviceQueueFamilyProperties(physical)
             if any(f.queueFlags & vk.VK_QUEUE_COMPUTE_BIT for f in families):
                 found.append((str(props.deviceName), _uuid_of(physical)))
         return found
@@ -66,17 +105,31 @@ def list_devices() -> list[tuple[str, bytes]]:
 
 @dataclass
 class MappedBuffer:
-    buffer: Any
-    memory: Any
+    buffer: Handle
+    memory: Handle
     nbytes: int
-    mapped: Any
+    mapped: Buffer
     """The persistent mapping (a cffi buffer over the whole allocation)."""
 
 
 @dataclass
 class Pipeline:
-    shader: Any
-    pipeline: Any
+    shader: Handle
+    pipeline: Handle
+
+
+class _Tiny(TypedDict):
+    """The tiny kernel's objects (a plain dict at run time: the timed ``round_trip`` indexes it as before)."""
+
+    set_layout: Handle
+    pipeline_layout: Handle
+    pipeline: Pipeline
+    data: MappedBuffer
+    pool: Handle
+    command_pool: Handle
+    command_buffer: Handle
+    fence: Handle
+    submit: Handle
 
 
 class RawVulkan:
@@ -84,7 +137,7 @@ class RawVulkan:
 
     def __init__(self, uuid: bytes | None = None) -> None:
         self.instance = _instance()
-        chosen = None
+        chosen: Handle | None = None
         for physical in vk.vkEnumeratePhysicalDevices(self.instance):
             if uuid is None or _uuid_of(physical) == uuid:
                 chosen = physical
@@ -92,17 +145,16 @@ class RawVulkan:
         if chosen is None:
             vk.vkDestroyInstance(self.instance, None)
             raise LookupError(f"no Vulkan device with UUID {uuid!r}")
-        self.physical = chosen
-        families = vk.vkGetPhysicalDeviceQueueFamilyProperties(chosen)
+        self.physical: Handle = chosen
+        families: list[_QueueFamilyProperties] = vk.vkGetPhysicalDeviceQueueFamilyProperties(chosen)
         self.family = next(i for i, f in enumerate(families) if f.queueFlags & vk.VK_QUEUE_COMPUTE_BIT)
         queue_info = vk.VkDeviceQueueCreateInfo(queueFamilyIndex=self.family, queueCount=1, pQueuePriorities=[1.0])
-        self.device = vk.vkCreateDevice(
+        self.device: Handle = vk.vkCreateDevice(
             chosen, vk.VkDeviceCreateInfo(queueCreateInfoCount=1, pQueueCreateInfos=[queue_info]), None
         )
-        self.queue = vk.vkGetDeviceQueue(self.device, self.family, 0)
-        self.memory_properties = vk.vkGetPhysicalDeviceMemoryProperties(chosen)
-        self._owned: list[tuple[str, Any]] = []
-        self._tiny: dict[str, Any] | None = None
+        self.queue: Handle = vk.vkGetDeviceQueue(self.device, self.family, 0)
+        self.memory_properties: _MemoryProperties = vk.vkGetPhysicalDeviceMemoryProperties(chosen)
+        self._tiny: _Tiny | None = None
 
     # ------------------------------------------------------------------ memory
     def memory_type(self, type_bits: int, domain: str) -> tuple[int, int]:
@@ -157,12 +209,12 @@ class RawVulkan:
             | vk.VK_BUFFER_USAGE_TRANSFER_SRC_BIT
             | vk.VK_BUFFER_USAGE_TRANSFER_DST_BIT
         )
-        buffer = vk.vkCreateBuffer(
+        buffer: Handle = vk.vkCreateBuffer(
             self.device,
             vk.VkBufferCreateInfo(size=nbytes, usage=usage, sharingMode=vk.VK_SHARING_MODE_EXCLUSIVE),
             None,
         )
-        requirements = vk.vkGetBufferMemoryRequirements(self.device, buffer)
+        requirements: _MemoryRequirements = vk.vkGetBufferMemoryRequirements(self.device, buffer)
         try:
             index, flags = self.memory_type(requirements.memoryTypeBits, domain)
             if not flags & vk.VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT:
@@ -170,11 +222,11 @@ class RawVulkan:
         except LookupError:
             vk.vkDestroyBuffer(self.device, buffer, None)
             raise
-        memory = vk.vkAllocateMemory(
+        memory: Handle = vk.vkAllocateMemory(
             self.device, vk.VkMemoryAllocateInfo(allocationSize=requirements.size, memoryTypeIndex=index), None
         )
         vk.vkBindBufferMemory(self.device, buffer, memory, 0)
-        mapped = vk.vkMapMemory(self.device, memory, 0, nbytes, 0)
+        mapped: Buffer = vk.vkMapMemory(self.device, memory, 0, nbytes, 0)
         return MappedBuffer(buffer, memory, nbytes, mapped)
 
     def free(self, mapped: MappedBuffer) -> None:
@@ -183,37 +235,43 @@ class RawVulkan:
         vk.vkFreeMemory(self.device, mapped.memory, None)
 
     # ------------------------------------------------------------------ programs
-    def _layouts(self) -> tuple[Any, Any]:
+    def _layouts(self) -> tuple[Handle, Handle]:
         binding = vk.VkDescriptorSetLayoutBinding(
             binding=0,
             descriptorType=vk.VK_DESCRIPTOR_TYPE_STORAGE_BUFFER,
             descriptorCount=1,
             stageFlags=vk.VK_SHADER_STAGE_COMPUTE_BIT,
         )
-        set_layout = vk.vkCreateDescriptorSetLayout(
+        set_layout: Handle = vk.vkCreateDescriptorSetLayout(
             self.device, vk.VkDescriptorSetLayoutCreateInfo(bindingCount=1, pBindings=[binding]), None
         )
-        pipeline_layout = vk.vkCreatePipelineLayout(
+        pipeline_layout: Handle = vk.vkCreatePipelineLayout(
             self.device, vk.VkPipelineLayoutCreateInfo(setLayoutCount=1, pSetLayouts=[set_layout]), None
         )
         return set_layout, pipeline_layout
 
-    def create_pipeline_cache(self) -> Any:
-        return vk.vkCreatePipelineCache(self.device, vk.VkPipelineCacheCreateInfo(), None)
+    def destroy_layouts(self, set_layout: Handle, pipeline_layout: Handle) -> None:
+        """Destroy what :meth:`_layouts` made."""
+        vk.vkDestroyPipelineLayout(self.device, pipeline_layout, None)
+        vk.vkDestroyDescriptorSetLayout(self.device, set_layout, None)
 
-    def destroy_pipeline_cache(self, cache: Any) -> None:
+    def create_pipeline_cache(self) -> Handle:
+        cache: Handle = vk.vkCreatePipelineCache(self.device, vk.VkPipelineCacheCreateInfo(), None)
+        return cache
+
+    def destroy_pipeline_cache(self, cache: Handle) -> None:
         vk.vkDestroyPipelineCache(self.device, cache, None)
 
-    def pipeline(self, spirv: bytes, pipeline_layout: Any, cache: Any = None) -> Pipeline:
+    def pipeline(self, spirv: bytes, pipeline_layout: Handle, cache: Handle | None = None) -> Pipeline:
         """Shader module + compute pipeline (through ``cache`` when given)."""
-        shader = vk.vkCreateShaderModule(
+        shader: Handle = vk.vkCreateShaderModule(
             self.device, vk.VkShaderModuleCreateInfo(codeSize=len(spirv), pCode=spirv), None
         )
         stage = vk.VkPipelineShaderStageCreateInfo(
             stage=vk.VK_SHADER_STAGE_COMPUTE_BIT, module=shader, pName=kernels.SPIRV_ENTRY
         )
         info = vk.VkComputePipelineCreateInfo(stage=stage, layout=pipeline_layout)
-        pipelines = vk.vkCreateComputePipelines(self.device, cache or vk.VK_NULL_HANDLE, 1, [info], None)
+        pipelines: list[Handle] = vk.vkCreateComputePipelines(self.device, cache or vk.VK_NULL_HANDLE, 1, [info], None)
         return Pipeline(shader, pipelines[0])
 
     def destroy_pipeline(self, pipeline: Pipeline) -> None:
@@ -221,7 +279,7 @@ class RawVulkan:
         vk.vkDestroyShaderModule(self.device, pipeline.shader, None)
 
     # ------------------------------------------------------------------ dispatch
-    def tiny(self) -> dict[str, Any]:
+    def tiny(self) -> _Tiny:
         """Build (once) the tiny kernel's pipeline, buffer, descriptor set, recorded command buffer and fence."""
         if self._tiny is not None:
             return self._tiny
@@ -230,10 +288,10 @@ class RawVulkan:
         data = self.buffer(kernels.ELEMENTS * 4, "host")
         vk.ffi.memmove(data.mapped, bytes(data.nbytes), data.nbytes)
         pool_size = vk.VkDescriptorPoolSize(type=vk.VK_DESCRIPTOR_TYPE_STORAGE_BUFFER, descriptorCount=1)
-        pool = vk.vkCreateDescriptorPool(
+        pool: Handle = vk.vkCreateDescriptorPool(
             self.device, vk.VkDescriptorPoolCreateInfo(maxSets=1, poolSizeCount=1, pPoolSizes=[pool_size]), None
         )
-        descriptor_set = vk.vkAllocateDescriptorSets(
+        descriptor_set: Handle = vk.vkAllocateDescriptorSets(
             self.device,
             vk.VkDescriptorSetAllocateInfo(descriptorPool=pool, descriptorSetCount=1, pSetLayouts=[set_layout]),
         )[0]
@@ -246,14 +304,14 @@ class RawVulkan:
             pBufferInfo=[buffer_info],
         )
         vk.vkUpdateDescriptorSets(self.device, 1, [write], 0, None)
-        command_pool = vk.vkCreateCommandPool(
+        command_pool: Handle = vk.vkCreateCommandPool(
             self.device,
             vk.VkCommandPoolCreateInfo(
                 queueFamilyIndex=self.family, flags=vk.VK_COMMAND_POOL_CREATE_RESET_COMMAND_BUFFER_BIT
             ),
             None,
         )
-        command_buffer = vk.vkAllocateCommandBuffers(
+        command_buffer: Handle = vk.vkAllocateCommandBuffers(
             self.device,
             vk.VkCommandBufferAllocateInfo(
                 commandPool=command_pool, level=vk.VK_COMMAND_BUFFER_LEVEL_PRIMARY, commandBufferCount=1
@@ -286,8 +344,8 @@ class RawVulkan:
         )
         vk.vkCmdDispatch(command_buffer, kernels.ELEMENTS // kernels.LOCAL_SIZE, 1, 1)
         vk.vkEndCommandBuffer(command_buffer)
-        fence = vk.vkCreateFence(self.device, vk.VkFenceCreateInfo(), None)
-        submit = vk.VkSubmitInfo(commandBufferCount=1, pCommandBuffers=[command_buffer])
+        fence: Handle = vk.vkCreateFence(self.device, vk.VkFenceCreateInfo(), None)
+        submit: Handle = vk.VkSubmitInfo(commandBufferCount=1, pCommandBuffers=[command_buffer])
         self._tiny = {
             "set_layout": set_layout,
             "pipeline_layout": pipeline_layout,
@@ -313,9 +371,19 @@ class RawVulkan:
     def dispatch_side(self) -> RawVulkanDispatch:
         return RawVulkanDispatch(self)
 
+    def driver_facts(self) -> dict[str, str]:
+        """API version, driver version and vendor ID of the chosen physical device, as the results record them."""
+        props: _PhysicalDeviceProperties = vk.vkGetPhysicalDeviceProperties(self.physical)
+        version = props.apiVersion
+        return {
+            "api_version": f"{version >> 22}.{(version >> 12) & 0x3FF}.{version & 0xFFF}",
+            "driver_version": hex(props.driverVersion),
+            "vendor_id": hex(props.vendorID),
+        }
+
     def tiny_values(self) -> np.ndarray:
         tiny = self.tiny()
-        return np.frombuffer(tiny["data"].mapped, dtype=np.uint32).copy()
+        return np.frombuffer(memoryview(tiny["data"].mapped), dtype=np.uint32).copy()
 
     def close(self) -> None:
         vk.vkDeviceWaitIdle(self.device)
@@ -342,7 +410,7 @@ class RawVulkanDispatch:
         self.raw = raw
         self.start = int(raw.tiny_values()[0])
         self.count = 0
-        self._fences: list[Any] = []
+        self._fences: list[Handle] = []
 
     def round_trip(self) -> None:
         self.raw.round_trip()
@@ -354,7 +422,7 @@ class RawVulkanDispatch:
         while len(self._fences) < window:
             self._fences.append(vk.vkCreateFence(device, vk.VkFenceCreateInfo(), None))
         submit = [tiny["submit"]]
-        in_flight: list[Any] = []
+        in_flight: list[Handle] = []
         free = list(self._fences[:window])
         for _ in range(submits):
             if not free:

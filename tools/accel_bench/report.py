@@ -8,7 +8,7 @@ device. Plots use matplotlib's Agg backend. Ratios: transfers are GB/s ratios
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
 
@@ -339,7 +339,14 @@ def render_plots(document: dict[str, Any], out_dir: str | Path) -> list[Path]:
         plt.close(fig)
         written.append(path)
 
-    def bars(key: str, value_of: Any, ylabel: str, title: str, filename: str, log: bool = False) -> None:
+    def bars(
+        key: str,
+        value_of: Callable[[dict[str, Any] | None], float | None],
+        ylabel: str,
+        title: str,
+        filename: str,
+        log: bool = False,
+    ) -> None:
         labels = [d["device_id"] for d in devices if d.get(key)]
         if not labels:
             return

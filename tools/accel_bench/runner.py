@@ -16,10 +16,11 @@ import traceback
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import ExitStack
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any, Protocol, TypeVar, cast
 
+from accelcore import ArtifactRef, TargetIdentity
 from accelcore.package import ModuleKind
-from accelcore.registry import DeviceEntry
+from accelcore.registry import DeviceEntry, ProviderFamily, ProviderUnavailable
 
 from . import copyfree, dispatch, kernels, program_load, transfers
 from .config import DOMAINS, Config
@@ -29,19 +30,35 @@ from .overhead import engine_overhead, pending_poll_overhead
 from .report import regenerate
 from .targets_found import Target, find_targets
 
+if TYPE_CHECKING:  # imported at run time only where used: raw_opencl imports pyopencl, raw_vulkan the vulkan binding
+    from .contract_side import ContractSession
+    from .raw_opencl import RawOpenCL
+    from .raw_vulkan import RawVulkan
+    from .sides import DispatchSide, RoundTripSide, TransferSide
+
 __all__ = ["SCHEMA", "run"]
 
 SCHEMA = "accel-bench/1"
 DEFAULT_JSON = Path("docs/benchmarks/results.json")
 
 Log = Callable[[str], None]
+T = TypeVar("T")
+
+
+class _ProgramBinaries(Protocol):
+    """The OpenCL provider's extras the binary-load item uses (not part of the Accelerator contract)."""
+
+    @property
+    def binary_target(self) -> TargetIdentity: ...
+
+    def program_binary(self, program: Any) -> bytes: ...
 
 
 def _stderr(line: str) -> None:
     print(line, file=sys.stderr, flush=True)
 
 
-def _guard(device: dict[str, Any], what: str, log: Log, fn: Callable[[], Any]) -> Any:
+def _guard(device: dict[str, Any], what: str, log: Log, fn: Callable[[], T]) -> T | None:
     try:
         return fn()
     except Exception as exc:
@@ -56,21 +73,26 @@ def _module_kind(api: str | None) -> ModuleKind:
     return ModuleKind.SPIRV_VULKAN if api == "vulkan" else ModuleKind.OPENCL_SOURCE
 
 
-def _closing(stack: ExitStack, device: dict[str, Any], what: str, log: Log, close: Callable[[], Any]) -> None:
+def _closing(stack: ExitStack, device: dict[str, Any], what: str, log: Log, close: Callable[[], object]) -> None:
     """Register ``close`` for the end of the device's run; a failing close is recorded, not raised."""
     stack.callback(lambda: _guard(device, f"closing {what}", log, close))
 
 
-def _open_ours(target: Target, stack: ExitStack, device: dict[str, Any], log: Log) -> tuple[Any, Any]:
+def _open_ours(
+    target: Target, stack: ExitStack, device: dict[str, Any], log: Log
+) -> tuple[ContractSession, ContractSession]:
     """(ours session through the engine, provider-direct session); raises with the reason when impossible."""
     from .contract_side import ContractSession, ProviderApi
     from .engine_side import EngineApi
 
+    family, entry = target.family, target.entry
+    if family is None or entry is None:
+        raise LookupError(f"{target.device_id}: no provider family to open it with")
     kind = _module_kind(target.api)
-    provider_a = target.family.open(target.entry)
+    provider_a = family.open(entry)
     ours = ContractSession(EngineApi.over(provider_a), "ours", kind)
     _closing(stack, device, "ours", log, ours.close)
-    provider_b = target.family.open(target.entry)
+    provider_b = family.open(entry)
     direct = ContractSession(ProviderApi(provider_b), "provider-direct", kind)
     _closing(stack, device, "provider-direct", log, direct.close)
     info = ours.info
@@ -93,7 +115,7 @@ def _open_ours(target: Target, stack: ExitStack, device: dict[str, Any], log: Lo
     return ours, direct
 
 
-def _raw_side(target: Target, stack: ExitStack, device: dict[str, Any], log: Log) -> Any:
+def _raw_side(target: Target, stack: ExitStack, device: dict[str, Any], log: Log) -> RawOpenCL | RawVulkan:
     if target.api == "opencl":
         from . import raw_opencl
 
@@ -111,18 +133,12 @@ def _raw_side(target: Target, stack: ExitStack, device: dict[str, Any], log: Log
 
         raw = raw_vulkan.RawVulkan(target.uuid or None)
         _closing(stack, device, "raw", log, raw.close)
-        props = raw_vulkan.vk.vkGetPhysicalDeviceProperties(raw.physical)
-        version = props.apiVersion
-        device["driver"] = {
-            "api_version": f"{version >> 22}.{(version >> 12) & 0x3FF}.{version & 0xFFF}",
-            "driver_version": hex(props.driverVersion),
-            "vendor_id": hex(props.vendorID),
-        }
+        device["driver"] = raw.driver_facts()
         return raw
     raise LookupError(f"no raw API for provider {target.provider}")
 
 
-def _copy_freedom(config: Config, ours: Any, arrays: transfers.HostArrays) -> dict[str, Any]:
+def _copy_freedom(config: Config, ours: ContractSession, arrays: transfers.HostArrays) -> dict[str, Any]:
     """Traced peaks for a large and a small transfer each way, and for many and few submit+poll cycles."""
     out: dict[str, Any] = {}
     domain = next((d for d in ("host", "shared", "device") if ours.offers(d)), None)
@@ -142,20 +158,27 @@ def _copy_freedom(config: Config, ours: Any, arrays: transfers.HostArrays) -> di
         ours.close_buffer(buffer)
     for count in (config.copyfree_cycles_small, config.copyfree_cycles):
         ours.cycles(10)
-        entry = copyfree.traced(lambda count=count: ours.cycles(count))
+
+        def cycles(count: int = count) -> None:
+            return ours.cycles(count)
+
+        entry = copyfree.traced(cycles)
         entry.update({"what": f"{count} submit+poll cycles", "cycles": count})
         out[f"cycles_{count}"] = entry
     return out
 
 
-def _binary_loads(ours: Any, direct: Any, repeats: int) -> dict[str, Any]:
+def _binary_loads(ours: ContractSession, direct: ContractSession, repeats: int) -> dict[str, Any]:
     """OPENCL_BINARY packages: binaries come from the provider's own extras (program_binary, binary_target)."""
-    from .contract_side import artifact_of, tiny_package
+    from .contract_side import ProviderApi, artifact_of, tiny_package
 
-    provider = direct.api.provider
+    api = direct.api
+    if not isinstance(api, ProviderApi):
+        raise TypeError(f"{direct.name} does not call its provider directly")
+    provider = cast(_ProgramBinaries, api.provider)
     target_identity = provider.binary_target
 
-    def binary_package(source: str) -> Any:
+    def binary_package(source: str) -> ArtifactRef:
         program = direct.load(artifact_of(tiny_package(ModuleKind.OPENCL_SOURCE, source.encode())))
         try:
             binary = provider.program_binary(program)
@@ -163,8 +186,11 @@ def _binary_loads(ours: Any, direct: Any, repeats: int) -> dict[str, Any]:
             direct.unload(program)
         return artifact_of(tiny_package(ModuleKind.OPENCL_BINARY, binary, target_identity))
 
+    def cold_package(nonce: str) -> ArtifactRef:
+        return binary_package(kernels.unique_cl_source(nonce))
+
     return program_load.cold_warm(
-        lambda nonce: binary_package(kernels.unique_cl_source(nonce)),
+        cold_package,
         binary_package(kernels.CL_SOURCE),
         ours.load,
         ours.unload,
@@ -172,13 +198,20 @@ def _binary_loads(ours: Any, direct: Any, repeats: int) -> dict[str, Any]:
     )
 
 
-def _program_loads(target: Target, ours: Any, direct: Any, raw: Any, config: Config) -> dict[str, Any]:
+def _program_loads(
+    target: Target,
+    ours: ContractSession | None,
+    direct: ContractSession | None,
+    raw: RawOpenCL | RawVulkan | None,
+    config: Config,
+) -> dict[str, Any]:
     from .contract_side import artifact_of, tiny_package
 
     out: dict[str, dict[str, Any]] = {}
     repeats = config.load_repeats
     if ours is not None:
         kind = _module_kind(target.api)
+        cold: Callable[[str], ArtifactRef]
         if kind is ModuleKind.OPENCL_SOURCE:
             cold = lambda nonce: artifact_of(tiny_package(kind, kernels.unique_cl_source(nonce).encode()))  # noqa: E731
         else:
@@ -190,6 +223,9 @@ def _program_loads(target: Target, ours: Any, direct: Any, raw: Any, config: Con
         if kind is ModuleKind.OPENCL_SOURCE and direct is not None:
             out["ours"]["opencl-binary"] = _binary_loads(ours, direct, repeats)
     if raw is not None and target.api == "opencl":
+        from .raw_opencl import RawOpenCL
+
+        assert isinstance(raw, RawOpenCL)
         out["raw"] = {
             "opencl-source": program_load.cold_warm(
                 kernels.unique_cl_source, kernels.CL_SOURCE, raw.build_source, lambda p: None, repeats
@@ -204,6 +240,9 @@ def _program_loads(target: Target, ours: Any, direct: Any, raw: Any, config: Con
             repeats,
         )
     elif raw is not None and target.api == "vulkan":
+        from .raw_vulkan import RawVulkan
+
+        assert isinstance(raw, RawVulkan)
         set_layout, layout = raw._layouts()
         cache = raw.create_pipeline_cache()
         try:
@@ -225,15 +264,8 @@ def _program_loads(target: Target, ours: Any, direct: Any, raw: Any, config: Con
             }
         finally:
             raw.destroy_pipeline_cache(cache)
-            raw_vulkan_destroy_layouts(raw, set_layout, layout)
+            raw.destroy_layouts(set_layout, layout)
     return out
-
-
-def raw_vulkan_destroy_layouts(raw: Any, set_layout: Any, layout: Any) -> None:
-    from .raw_vulkan import vk
-
-    vk.vkDestroyPipelineLayout(raw.device, layout, None)
-    vk.vkDestroyDescriptorSetLayout(raw.device, set_layout, None)
 
 
 def bench_device(target: Target, config: Config, arrays: transfers.HostArrays, log: Log) -> dict[str, Any]:
@@ -260,7 +292,7 @@ def bench_device(target: Target, config: Config, arrays: transfers.HostArrays, l
                 device["ours_status"] = device["errors"][-1]
         raw = _guard(device, "opening raw", log, lambda: _raw_side(target, stack, device, log)) if target.api else None
 
-        transfer_sides: dict[str, Any] = {}
+        transfer_sides: dict[str, TransferSide[Any]] = {}
         missing: dict[str, str] = {}
         if ours is not None:
             transfer_sides["ours"] = ours
@@ -278,19 +310,26 @@ def bench_device(target: Target, config: Config, arrays: transfers.HostArrays, l
         )
         device["transfers"] = rows or []
 
-        sides: dict[str, Any] = {}
-        if ours is not None:
-            sides["ours"] = ours
-            sides["provider-direct"] = direct
+        sustained_sides: dict[str, DispatchSide] = {}
+        if ours is not None and direct is not None:
+            sustained_sides["ours"] = ours
+            sustained_sides["provider-direct"] = direct
         if raw is not None:
             if target.api == "opencl":
-                sides["raw"] = raw.dispatch_side(gated=False)
-                sides["raw-gated"] = raw.dispatch_side(gated=True)
+                from .raw_opencl import RawOpenCL
+
+                assert isinstance(raw, RawOpenCL)
+                sustained_sides["raw"] = raw.dispatch_side(gated=False)
+                sustained_sides["raw-gated"] = raw.dispatch_side(gated=True)
             else:
+                from .raw_vulkan import RawVulkan
+
+                assert isinstance(raw, RawVulkan)
                 raw_dispatch = _guard(device, "raw dispatch setup", log, raw.dispatch_side)
                 if raw_dispatch is not None:
-                    sides["raw"] = raw_dispatch
+                    sustained_sides["raw"] = raw_dispatch
                     _closing(stack, device, "raw dispatch", log, raw_dispatch.close)
+        sides: dict[str, RoundTripSide] = dict(sustained_sides)  # the same sides, in the same turn order
         if target.api == "vulkan":
             from .peer_wgpu import WgpuPeer
 
@@ -300,7 +339,6 @@ def bench_device(target: Target, config: Config, arrays: transfers.HostArrays, l
                 sides["wgpu"] = peer
                 device["notes"].append(f"wgpu waits with {peer.wait_method}")
         device["round_trip"] = _guard(device, "round trip", log, lambda: dispatch.round_trips(config, sides, log)) or {}
-        sustained_sides = {k: v for k, v in sides.items() if k != "wgpu"}
         device["sustained"] = (
             _guard(device, "sustained", log, lambda: dispatch.sustained(config, sustained_sides, log)) or {}
         )
@@ -320,14 +358,21 @@ def bench_device(target: Target, config: Config, arrays: transfers.HostArrays, l
             )
         else:
             device["copy_freedom"] = {"ours": {"not_measured": device["ours_status"]}}
-        if ours is not None and direct is not None and "engine_submit" in device["overhead"]:
-            hooks = _guard(device, "conformance hooks", log, lambda: target.family.conformance(target.entry).hooks)
+        family, entry = target.family, target.entry
+        if (
+            ours is not None
+            and direct is not None
+            and family is not None
+            and entry is not None
+            and "engine_submit" in device["overhead"]
+        ):
+            hooks = _guard(device, "conformance hooks", log, lambda: family.conformance(entry).hooks)
             if hooks is not None:
                 in_call = _guard(
                     device,
                     "engine overhead (in-call)",
                     log,
-                    lambda: in_call_overhead(config, target.family, target.entry, _module_kind(target.api), hooks),
+                    lambda: in_call_overhead(config, family, entry, _module_kind(target.api), hooks),
                 )
                 if in_call:
                     device["overhead"].update(in_call)
@@ -361,7 +406,7 @@ def run(
     plot_dir: str | Path | None = None,
     quick: bool = False,
     *,
-    families: Mapping[str, Any] | None = None,
+    families: Mapping[str, ProviderFamily | ProviderUnavailable] | None = None,
     notes: Sequence[str] = (),
     log: Log = _stderr,
 ) -> dict[str, Any]:

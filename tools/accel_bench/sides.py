@@ -8,11 +8,14 @@ and bindings are prepared outside the timed region, as a user would hold them).
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any, Protocol
+from typing import Protocol, TypeVar
 
 import numpy as np
 
-__all__ = ["DispatchSide", "NotMeasured", "TransferSide"]
+__all__ = ["DispatchSide", "NotMeasured", "RoundTripSide", "TransferSide"]
+
+BufferT = TypeVar("BufferT")
+"""The side's own buffer object (a cl.Buffer, a mapped VkBuffer, an engine ID or native handle)."""
 
 
 class NotMeasured(Exception):
@@ -23,30 +26,34 @@ class NotMeasured(Exception):
         self.reason = reason
 
 
-class TransferSide(Protocol):
+class TransferSide(Protocol[BufferT]):
     name: str
 
-    def open_buffer(self, nbytes: int, domain: str) -> Any:
+    def open_buffer(self, nbytes: int, domain: str) -> BufferT:
         """A buffer of ``nbytes`` in ``domain``; NotMeasured when the side cannot make one."""
         ...
 
-    def writer(self, buffer: Any, host: np.ndarray) -> Callable[[], None]:
+    def writer(self, buffer: BufferT, host: np.ndarray) -> Callable[[], None]:
         """One host→buffer transfer of all of ``host`` to offset 0."""
         ...
 
-    def reader(self, buffer: Any, host: np.ndarray) -> Callable[[], None]:
+    def reader(self, buffer: BufferT, host: np.ndarray) -> Callable[[], None]:
         """One buffer→host transfer filling all of ``host`` from offset 0."""
         ...
 
-    def close_buffer(self, buffer: Any) -> None: ...
+    def close_buffer(self, buffer: BufferT) -> None: ...
 
 
-class DispatchSide(Protocol):
-    name: str
+class RoundTripSide(Protocol):
+    """What the round-trip item needs (the wgpu peer offers only this)."""
 
     def round_trip(self) -> None:
         """Submit the tiny kernel and return once it is terminal."""
         ...
+
+
+class DispatchSide(RoundTripSide, Protocol):
+    name: str
 
     def sustained(self, submits: int, window: int) -> int:
         """``submits`` tiny dispatches with at most ``window`` in flight; returns the count."""

@@ -10,7 +10,7 @@ from __future__ import annotations
 import gc
 import statistics
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -46,7 +46,7 @@ class Stat:
 
 
 def measure_interleaved(
-    ops: dict[str, Callable[[], object]], *, warmup: int, repeats: int, inner: int = 1
+    ops: Mapping[str, Callable[[], object]], *, warmup: int, repeats: int, inner: int = 1
 ) -> dict[str, Stat]:
     """Call each op ``warmup`` times, then time ``repeats`` runs of ``inner`` calls per op,
     the ops taking turns each repeat; seconds per call.

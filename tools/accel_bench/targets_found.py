@@ -12,9 +12,8 @@ from __future__ import annotations
 import fnmatch
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
 
-from accelcore.registry import DeviceEntry, ProviderUnavailable, load_families
+from accelcore.registry import DeviceEntry, ProviderFamily, ProviderUnavailable, load_families
 
 __all__ = ["Target", "find_targets"]
 
@@ -31,7 +30,7 @@ class Target:
     name: str
     api: str | None
     entry: DeviceEntry | None = None
-    family: Any = None
+    family: ProviderFamily | None = None
     ours_missing: str = ""
     native: Mapping[str, str] = field(default_factory=dict)
     uuid: bytes = b""
@@ -59,13 +58,13 @@ def _raw_only(api: str, reason: str) -> list[Target]:
     return found
 
 
-def _load_all() -> dict[str, Any]:
+def _load_all() -> dict[str, ProviderFamily | ProviderUnavailable]:
     """Every registered family, one at a time: a family whose import fails in any way becomes ProviderUnavailable."""
     from importlib import metadata
 
     from accelcore.registry import ENTRY_POINT_GROUP
 
-    loaded: dict[str, Any] = {}
+    loaded: dict[str, ProviderFamily | ProviderUnavailable] = {}
     for name in sorted({ep.name for ep in metadata.entry_points(group=ENTRY_POINT_GROUP)}):
         try:
             loaded.update(load_families([name]))
@@ -86,14 +85,14 @@ def _matches(target: Target, selectors: Sequence[str]) -> bool:
 
 def find_targets(
     devices: Sequence[str | DeviceEntry] | None = None,
-    families: Mapping[str, Any] | None = None,
+    families: Mapping[str, ProviderFamily | ProviderUnavailable] | None = None,
 ) -> list[Target]:
     """Benchmark targets for ``devices`` (entries, or selectors: ``provider``, ``provider:index``, name glob).
 
     None means every device of the opencl and vulkan families (the reference
     provider is benchmarked only when named).
     """
-    loaded: dict[str, Any] = dict(families) if families is not None else _load_all()
+    loaded = dict(families) if families is not None else _load_all()
     entries = [d for d in devices or () if isinstance(d, DeviceEntry)]
     selectors = [d for d in devices or () if isinstance(d, str)]
     targets: list[Target] = []

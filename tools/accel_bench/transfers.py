@@ -55,7 +55,7 @@ def _memcpy_op(arrays: HostArrays, nbytes: int) -> Callable[[], None]:
 class _Opened:
     """The buffers of every side for one (domain, size), or each side's reason it has none."""
 
-    def __init__(self, sides: dict[str, TransferSide], domain: str, nbytes: int) -> None:
+    def __init__(self, sides: dict[str, TransferSide[Any]], domain: str, nbytes: int) -> None:
         self.sides = sides
         self.buffers: dict[str, Any] = {}
         self.missing: dict[str, str] = {}
@@ -80,7 +80,7 @@ def transfer_rows(
     config: Config,
     arrays: HostArrays,
     domains: Sequence[str],
-    sides: dict[str, TransferSide],
+    sides: dict[str, TransferSide[Any]],
     missing: dict[str, str],
     log: Callable[[str], None],
 ) -> list[dict[str, Any]]:
