@@ -25,7 +25,7 @@ from __future__ import annotations
 import enum
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Generic, TypeVar
+from typing import TYPE_CHECKING, Any, Generic, NoReturn, TypeVar
 
 from .._checks import U32_MAX, check_u64
 from ..accelerator import Accelerator
@@ -801,7 +801,12 @@ class CommandEngine(Generic[C, B, P, Q, E]):
             entry = self._event(event_id)
         if entry.state.status is _PENDING_STATUS and not self.poll(event_id).is_terminal:
             raise BackendError(ErrorKind.BUSY, f"{format_id(event_id)} is still pending")
-        self._release(self._events, event_id, entry, self._provider.destroy_event)
+        try:
+            self._provider.destroy_event(entry.handle)
+        except (ReleaseFailure, BackendError) as exc:
+            self._release_failed(self._events, event_id, entry, exc)
+        self._events.remove(event_id)
+        self._unlink_event(event_id, entry)
 
     @staticmethod
     def _unlink_event(event_id: int, entry: _Event) -> None:
@@ -814,9 +819,24 @@ class CommandEngine(Generic[C, B, P, Q, E]):
     # -- release -------------------------------------------------------------------------------
 
     def _release(self, table: IdTable[Any], object_id: int, entry: Any, release: Callable[[Any], None]) -> None:
-        kind = table.kind
         try:
             release(entry.handle)
+        except (ReleaseFailure, BackendError) as exc:
+            self._release_failed(table, object_id, entry, exc)
+        self._forget(table, object_id, entry)
+        entry_kind = type(entry)
+        if entry_kind is _Buffer:
+            self.usage.allocation_bytes -= entry.info.allocation_bytes
+        elif entry_kind is _Program:
+            self.usage.resident_bytes -= entry.resident_bytes
+
+    def _release_failed(
+        self, table: IdTable[Any], object_id: int, entry: Any, error: ReleaseFailure[Any] | BackendError
+    ) -> NoReturn:
+        """A release did not succeed: restore (rejected) or quarantine (indeterminate), and raise."""
+        kind = table.kind
+        try:
+            raise error
         except ReleaseRejected as exc:
             entry.handle = exc.resource
             self._watch(exc.error, f"release of {format_id(object_id)}")
@@ -834,12 +854,6 @@ class CommandEngine(Generic[C, B, P, Q, E]):
             self.quarantine.append(QuarantinedObject(kind, object_id, None, f"release raised {exc}", *_charges(entry)))
             self._needs_discard(f"release of {format_id(object_id)} raised a plain {exc.kind.name}")
             raise ReleaseIndeterminate(exc) from None
-        self._forget(table, object_id, entry)
-        entry_kind = type(entry)
-        if entry_kind is _Buffer:
-            self.usage.allocation_bytes -= entry.info.allocation_bytes
-        elif entry_kind is _Program:
-            self.usage.resident_bytes -= entry.resident_bytes
 
     @staticmethod
     def _forget(table: IdTable[Any], object_id: int, entry: Any) -> None:

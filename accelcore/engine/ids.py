@@ -128,10 +128,12 @@ class IdTable(Generic[T]):
         return entry
 
     def remove(self, object_id: int) -> T:
-        entry = self.get(object_id)
+        entry = self._by_id.pop(object_id, None) if type(object_id) is int else None
         if entry is None:
-            raise KeyError(object_id)
-        del self._by_id[self._make(object_id & _SLOT_MASK)]
+            entry = self.get(object_id)
+            if entry is None:
+                raise KeyError(object_id)
+            del self._by_id[self._make(object_id & _SLOT_MASK)]
         self._vacate(object_id & _SLOT_MASK)
         return entry
 
