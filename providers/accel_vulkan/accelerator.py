@@ -66,6 +66,7 @@ from .handles import (
     VulkanQueue,
 )
 from .instance import VulkanInstance, describe, validation_default
+from .recording import Plan, PlanMemo
 from .validation import ValidationMessage
 
 T = TypeVar("T")
@@ -321,13 +322,12 @@ class VulkanAccelerator:
         admitted_ns = time.monotonic_ns()
         with self._lock:
             try:
-                q, prog, refs = self._validate_submission(queue, program, bindings, timeout)
-                elements, groups = submission.dispatch_of(prog, refs, self.description)
-                deadline = submission.deadline_for(timeout, admitted_ns)
+                q, prog, refs, plan = self._validate_submission(queue, program, bindings, timeout)
+                deadline = None if timeout.ns is None else admitted_ns + timeout.ns
                 ctx = q.context
                 if ctx.events >= ctx.descriptor_sets_max:
                     raise limit_reached("max_events_per_context", ctx.descriptor_sets_max)
-                recording = submission.acquire(q, prog, refs, elements, groups, self._ledger)
+                recording = submission.acquire(q, prog, refs, plan, self._ledger)
                 event = submission.new_event(q, prog, recording, deadline)
             except BackendError as error:
                 raise SubmitRejected(error) from error
@@ -359,20 +359,32 @@ class VulkanAccelerator:
 
     def _validate_submission(
         self, queue: Any, program: Any, bindings: Sequence[BindingRef[Any]], timeout: Any
-    ) -> tuple[VulkanQueue, VulkanProgram, list[BindingRef[VulkanBuffer]]]:
+    ) -> tuple[VulkanQueue, VulkanProgram, tuple[BindingRef[VulkanBuffer], ...], Plan]:
+        """Handles on every call; the value checks and the grid once per distinct binding set (see PlanMemo)."""
         q = self._check(queue, VulkanQueue, "queue")
         prog = self._check(program, VulkanProgram, "program")
         if not isinstance(timeout, Timeout):
             raise BackendError(ErrorKind.INVALID_ARGUMENT, f"timeout must be a Timeout, got {timeout!r}")
-        if prog.context is not q.context:
+        context = q.context
+        if prog.context is not context:
             raise other_context("the program")
-        refs = list(bindings)
+        refs = tuple(bindings)
         for ref in refs:
-            if not isinstance(ref, BindingRef):
+            if type(ref) is not BindingRef and not isinstance(ref, BindingRef):
                 raise BackendError(ErrorKind.INVALID_ARGUMENT, f"bindings must be BindingRef, got {type(ref).__name__}")
             buf = self._check(ref.buffer, VulkanBuffer, f"slot {ref.slot}: the buffer")
-            if buf.context is not q.context:
+            if buf.context is not context:
                 raise other_context(f"slot {ref.slot}: the buffer")
+        memo: PlanMemo = context.plans
+        plan = memo.get(prog, refs)
+        if plan is None:
+            self._check_values(prog, refs)
+            plan = submission.plan_of(prog, refs, self.description)
+            memo.put(prog, refs, plan)
+        return q, prog, refs, plan
+
+    def _check_values(self, prog: VulkanProgram, refs: tuple[BindingRef[VulkanBuffer], ...]) -> None:
+        """Every check that depends only on the binding values, the buffers' descriptions and the program."""
         descs = [ref.buffer.desc for ref in refs]
         BindingRef.validate_for_submit(refs, descs, self._info.limits.max_bindings_per_submission)
         validate_binding_ranges(refs, descs)
@@ -391,7 +403,6 @@ class VulkanAccelerator:
                     f"slot {ref.slot}: range of {ref.range.bytes} bytes exceeds maxStorageBufferRange "
                     f"{self.description.max_storage_buffer_range}",
                 )
-        return q, prog, refs
 
     def _free_buffer(self, buf: VulkanBuffer) -> None:
         submission.forget(buf.context, buf, self._ledger)

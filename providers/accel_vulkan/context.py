@@ -19,7 +19,7 @@ from .device_info import MAX_EVENTS_PER_CONTEXT, max_bindings
 from .errors import native
 from .handles import VulkanContext
 from .instance import PhysicalDescription
-from .recording import RecordingCache
+from .recording import PlanMemo, RecordingCache
 
 MAX_NATIVE_QUEUES = 4
 """At most this many ``VkQueue``s per context; contract queues are spread over them round-robin."""
@@ -106,6 +106,7 @@ def create(owner: object, physical: Any, description: PhysicalDescription, ledge
         descriptor_pool=descriptor_pool,
         descriptor_sets_max=MAX_EVENTS_PER_CONTEXT,
         recordings=RecordingCache(),
+        plans=PlanMemo(),
     )
 
 

@@ -44,6 +44,8 @@ class VulkanContext:
     queue_cursor: int = 0
     recordings: Any = None
     """The context's :class:`~accel_vulkan.recording.RecordingCache` of idle recorded dispatches."""
+    plans: Any = None
+    """The context's :class:`~accel_vulkan.recording.PlanMemo` of binding sets that passed validation."""
     state: HandleState = HandleState.LIVE
 
     def __repr__(self) -> str:

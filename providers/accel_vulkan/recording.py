@@ -125,3 +125,55 @@ def key_of(
 ) -> Hashable:
     """The cache key: the program, each (native binding, buffer, offset, bytes), the grid and the pushed count."""
     return (program, native_bindings, groups, push)
+
+
+@dataclass(frozen=True, slots=True)
+class Plan:
+    """What a validated binding set dispatches: element count, workgroup grid and the recording key."""
+
+    elements: int
+    groups: tuple[int, int, int]
+    key: Hashable
+
+
+PLANS_PER_CONTEXT = 128
+"""At most this many validated binding sets are remembered per context."""
+
+
+class PlanMemo:
+    """(program, binding tuple) → :class:`Plan` for binding sets that passed every value check.
+
+    Everything those checks read is immutable (the ``BindingRef`` values, the
+    buffers' ``BufferDesc``, the program's package and access table, the
+    device's limits), so a binding set equal to one that passed passes again
+    and dispatches the same grid. Handle liveness, ownership and context are
+    not part of it: the provider checks them on every submission before it
+    looks here. Entries naming a buffer or program are dropped when it is
+    released (:meth:`forget`), so the memo never keeps one alive; bounded,
+    least recently added first out. Not thread-safe (the provider lock guards it).
+    """
+
+    def __init__(self, limit: int = PLANS_PER_CONTEXT) -> None:
+        self.limit = limit
+        self._plans: dict[tuple[Any, tuple[Any, ...]], Plan] = {}
+
+    def __len__(self) -> int:
+        return len(self._plans)
+
+    def get(self, program: VulkanProgram, bindings: tuple[Any, ...]) -> Plan | None:
+        return self._plans.get((program, bindings))
+
+    def put(self, program: VulkanProgram, bindings: tuple[Any, ...], plan: Plan) -> None:
+        plans = self._plans
+        if len(plans) >= self.limit:
+            del plans[next(iter(plans))]
+        plans[(program, bindings)] = plan
+
+    def forget(self, handle: object) -> None:
+        """Drop every entry whose program or any binding's buffer is ``handle``."""
+        doomed = [key for key in self._plans if key[0] is handle or any(ref.buffer is handle for ref in key[1])]
+        for key in doomed:
+            del self._plans[key]
+
+    def clear(self) -> None:
+        self._plans.clear()

@@ -33,7 +33,7 @@ from .accounting import Ledger
 from .errors import check, native
 from .handles import EventStage, VulkanBuffer, VulkanContext, VulkanEvent, VulkanProgram, VulkanQueue
 from .instance import PhysicalDescription
-from .recording import Recording, RecordingCache, key_of
+from .recording import Plan, Recording, RecordingCache, key_of
 
 DEADLINE_FAILED = EventState.failed(
     BackendError(ErrorKind.DEADLINE_EXPIRED, "the submission's deadline passed before it reached the device")
@@ -147,16 +147,11 @@ def _free_all(context: VulkanContext, recordings: list[Recording], ledger: Ledge
         _free(context, recording, ledger)
 
 
-def acquire(
-    queue: VulkanQueue,
-    program: VulkanProgram,
-    bindings: Sequence[BindingRef[VulkanBuffer]],
-    elements: int,
-    groups: tuple[int, int, int],
-    ledger: Ledger,
-) -> Recording:
-    """An idle cached recording for exactly this dispatch, or a newly recorded one; nothing is submitted."""
-    context = queue.context
+def plan_of(
+    program: VulkanProgram, bindings: Sequence[BindingRef[VulkanBuffer]], description: PhysicalDescription
+) -> Plan:
+    """The grid (:func:`dispatch_of`, which may refuse it) and the recording key of a validated binding set."""
+    elements, groups = dispatch_of(program, bindings, description)
     push = elements if program.package.dispatch.count_argument != NO_COUNT_ARGUMENT else None
     index = program.native_index
     key = key_of(
@@ -165,15 +160,24 @@ def acquire(
         groups,
         push,
     )
+    return Plan(elements, groups, key)
+
+
+def acquire(
+    queue: VulkanQueue, program: VulkanProgram, bindings: Sequence[BindingRef[VulkanBuffer]], plan: Plan, ledger: Ledger
+) -> Recording:
+    """An idle cached recording for exactly this dispatch, or a newly recorded one; nothing is submitted."""
+    context = queue.context
     cache: RecordingCache = context.recordings
-    cached = cache.take(key)
+    cached = cache.take(plan.key)
     if cached is not None:
         return cached
     if context.descriptor_sets_live >= context.descriptor_sets_max:
         oldest = cache.pop_oldest()
         if oldest is not None:
             _free(context, oldest, ledger)
-    return _record(context, program, bindings, key, push, groups, ledger)
+    push = plan.elements if program.package.dispatch.count_argument != NO_COUNT_ARGUMENT else None
+    return _record(context, program, bindings, plan.key, push, plan.groups, ledger)
 
 
 def _record(
@@ -421,7 +425,11 @@ def release(event: VulkanEvent, ledger: Ledger, *, keep: bool = True) -> None:
 
 
 def forget(context: VulkanContext, handle: VulkanBuffer | VulkanProgram, ledger: Ledger) -> None:
-    """Free every idle recording that names ``handle`` (before the buffer is destroyed / the program unloaded)."""
+    """Free every idle recording that names ``handle`` (before the buffer is destroyed / the program unloaded).
+
+    Also drops the validated binding sets that name it.
+    """
+    context.plans.forget(handle)
     cache: RecordingCache = context.recordings
     if len(cache):
         _free_all(context, cache.remove_if(lambda r: r.names(handle)), ledger)
@@ -429,6 +437,8 @@ def forget(context: VulkanContext, handle: VulkanBuffer | VulkanProgram, ledger:
 
 def forget_all(context: VulkanContext, ledger: Ledger) -> None:
     """Free every idle recording of the context (before it is destroyed)."""
+    if context.plans is not None:
+        context.plans.clear()
     cache: RecordingCache = context.recordings
     if cache is not None and len(cache):
         _free_all(context, cache.remove_if(lambda r: True), ledger)
