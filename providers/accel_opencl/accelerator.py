@@ -15,6 +15,7 @@ from __future__ import annotations
 import itertools
 import time
 from collections.abc import Mapping, Sequence
+from operator import is_
 from typing import Any
 
 from accelcore import (
@@ -35,6 +36,7 @@ from accelcore import (
     DeviceLimits,
     ErrorKind,
     EventState,
+    EventStatus,
     QueueDesc,
     ReleaseIndeterminate,
     ReleaseRejected,
@@ -59,7 +61,7 @@ from accelcore.refusals import (
 from .accounting import LiveObjects
 from .cancellation import CancellationProof, gate_cancellation_proof
 from .discovery import NativeDevice, load_pyopencl
-from .errors import cl_call
+from .errors import cl_call, cl_error, native_errors
 from .gating import HoldSwitch, Phase, QueueGates, Submission
 from .handles import OpenCLBuffer, OpenCLContext, OpenCLEvent, OpenCLProgram, OpenCLQueue
 from .memory import MemoryPlan, check_alignment, plan_memory, read_segments, write_segments
@@ -85,6 +87,43 @@ _owner_ids = itertools.count(1)
 
 def _invalid(message: str) -> BackendError:
     return BackendError(ErrorKind.INVALID_ARGUMENT, message)
+
+
+class _Argument:
+    """One buffer argument of a launch plan: its kernel argument index and the bound range."""
+
+    __slots__ = ("buffer", "bytes", "index", "offset", "slot", "whole")
+
+    def __init__(self, index: int, buffer: OpenCLBuffer, slot: int, offset: int, size: int, whole: bool) -> None:
+        self.index = index
+        self.buffer = buffer
+        self.slot = slot
+        self.offset = offset
+        self.bytes = size
+        self.whole = whole
+        """The range is the whole buffer: bound as it is, no sub-buffer."""
+
+
+class _LaunchPlan:
+    """What a checked binding list launches (immutable; cached on the program, see ``_check_submission``)."""
+
+    __slots__ = ("arguments", "buffers", "count_argument", "global_size", "key", "local_size")
+
+    def __init__(
+        self,
+        key: tuple[BindingRef[OpenCLBuffer], ...],
+        arguments: tuple[_Argument, ...],
+        buffers: tuple[OpenCLBuffer, ...],
+        count_argument: tuple[int, int] | None,
+        global_size: tuple[int, int, int],
+        local_size: tuple[int, int, int],
+    ) -> None:
+        self.key = key
+        self.arguments = arguments
+        self.buffers = buffers
+        self.count_argument = count_argument
+        self.global_size = global_size
+        self.local_size = local_size
 
 
 class OpenCLAccelerator:
@@ -220,12 +259,14 @@ class OpenCLAccelerator:
         return AllocatedBuffer(OpenCLBuffer(self._owner, context, native, info), info)
 
     def write_buffer(self, buffer: OpenCLBuffer, offset: int, data: ByteSource) -> None:
-        self._mine(buffer, OpenCLBuffer, "buffer")
+        if buffer.__class__ is not OpenCLBuffer or not buffer.live or buffer.owner != self._owner:
+            self._mine(buffer, OpenCLBuffer, "buffer")
         validate_transfer(buffer.info.desc, offset, data.len(), write=True)
         write_segments(self._cl, buffer.context.transfer_queue, buffer.native, offset, data)
 
     def read_buffer(self, buffer: OpenCLBuffer, offset: int, data: ByteSink) -> None:
-        self._mine(buffer, OpenCLBuffer, "buffer")
+        if buffer.__class__ is not OpenCLBuffer or not buffer.live or buffer.owner != self._owner:
+            self._mine(buffer, OpenCLBuffer, "buffer")
         validate_transfer(buffer.info.desc, offset, data.len(), write=False)
         read_segments(self._cl, buffer.context.transfer_queue, buffer.native, offset, data)
 
@@ -309,6 +350,8 @@ class OpenCLAccelerator:
         program.live = False
         program.kernel = None
         program.native = None
+        program.checked = None
+        program.bound = {}
         program.context.programs -= 1
         self.live.remove("kernels")
         self.live.remove("programs")
@@ -353,26 +396,51 @@ class OpenCLAccelerator:
         bindings: Sequence[BindingRef[OpenCLBuffer]],
         timeout: Timeout,
     ) -> OpenCLEvent:
-        admitted_ns = time.monotonic_ns()
+        deadline = None if timeout.is_infinite else time.monotonic_ns() + int(timeout.ns or 0)
         try:
             plan = self._check_submission(queue, program, bindings)
         except BackendError as error:
             raise SubmitRejected(error) from None
-        deadline = None if timeout.is_infinite else admitted_ns + int(timeout.ns or 0)
-        return self._enqueue(queue, program, bindings, plan, deadline)
+        return self._enqueue(queue, program, plan, deadline)
 
     def _check_submission(
         self, queue: OpenCLQueue, program: OpenCLProgram, bindings: Sequence[BindingRef[OpenCLBuffer]]
-    ) -> tuple[int, tuple[int, int, int]]:
-        self._mine(queue, OpenCLQueue, "queue")
-        self._mine(program, OpenCLProgram, "program")
+    ) -> _LaunchPlan:
+        """Every check before the driver; the plan of a binding list already checked for ``program``.
+
+        Handle checks (live, this instance, this context) and the events limit run on every call.
+        The value checks (accelcore's binding validators, sub-buffer alignment, the dispatch size)
+        depend only on the BindingRef values, the buffers' immutable descriptions and the package,
+        so their result is remembered per program for the last list of the very same (immutable)
+        BindingRef objects; a freed buffer is refused by the handle check first.
+        """
+        owner = self._owner
+        if queue.__class__ is not OpenCLQueue or not queue.live or queue.owner != owner:
+            self._mine(queue, OpenCLQueue, "queue")
+        if program.__class__ is not OpenCLProgram or not program.live or program.owner != owner:
+            self._mine(program, OpenCLProgram, "program")
         context = queue.context
         if program.context is not context:
             raise other_context("the program")
         for binding in bindings:
-            self._mine(binding.buffer, OpenCLBuffer, f"slot {binding.slot}: the buffer")
-            if binding.buffer.context is not context:
+            buffer = binding.buffer
+            if buffer.__class__ is not OpenCLBuffer or not buffer.live or buffer.owner != owner:
+                self._mine(buffer, OpenCLBuffer, f"slot {binding.slot}: the buffer")
+            if buffer.context is not context:
                 raise other_context(f"slot {binding.slot}: the buffer")
+        key = tuple(bindings)
+        cached = program.checked
+        if cached is not None and len(cached.key) == len(key) and all(map(is_, cached.key, key)):
+            plan: _LaunchPlan = cached
+        else:
+            plan = self._plan_submission(program, key)
+            program.checked = plan
+        if context.events >= self._info.limits.max_events_per_context:
+            raise limit_reached("max_events_per_context", self._info.limits.max_events_per_context)
+        return plan
+
+    def _plan_submission(self, program: OpenCLProgram, bindings: tuple[BindingRef[OpenCLBuffer], ...]) -> _LaunchPlan:
+        """The value checks of a binding list (see ``_check_submission``) and its launch plan."""
         descs = [binding.buffer.info.desc for binding in bindings]
         BindingRef.validate_for_submit(bindings, descs, self._info.limits.max_bindings_per_submission)
         validate_binding_ranges(bindings, descs)
@@ -385,8 +453,6 @@ class OpenCLAccelerator:
                     f"slot {binding.slot}: range offset {binding.range.offset} cannot be bound directly; "
                     f"OpenCL sub-buffer origins must be multiples of {self.memory.base_alignment} bytes",
                 )
-        if context.events >= self._info.limits.max_events_per_context:
-            raise limit_reached("max_events_per_context", self._info.limits.max_events_per_context)
         dispatch = package.dispatch
         range_bytes = 0
         element_size = 1
@@ -395,49 +461,57 @@ class OpenCLAccelerator:
             row = package.binding_for_slot(dispatch.slot)
             assert row is not None
             range_bytes, element_size = binding.range.bytes, max(1, row.element_size)
-        elements, groups = dispatch.elements_and_groups(package.local_size, range_bytes, element_size)
-        if elements > U32_MAX or any(g * size > U32_MAX for g, size in zip(groups, package.local_size, strict=True)):
-            raise BackendError(ErrorKind.RESOURCE_LIMIT, f"dispatch of {elements} elements exceeds the u32 range")
-        return elements, groups
-
-    def _enqueue(
-        self,
-        queue: OpenCLQueue,
-        program: OpenCLProgram,
-        bindings: Sequence[BindingRef[OpenCLBuffer]],
-        plan: tuple[int, tuple[int, int, int]],
-        deadline_ns: int | None,
-    ) -> OpenCLEvent:
-        elements, groups = plan
-        package = program.package
         local = package.local_size
-        sub_buffers: list[Any] = []
-        arguments: list[tuple[int, Any]] = []
-        try:
-            for binding in bindings:
-                row = package.binding_for_slot(binding.slot)
-                assert row is not None
-                native = binding.buffer.native
-                rng = binding.range
-                if rng.offset != 0 or rng.bytes != binding.buffer.info.desc.bytes:
-                    with cl_call("clCreateSubBuffer", f"binding slot {binding.slot} range {rng.offset}+{rng.bytes}"):
-                        native = native.get_sub_region(rng.offset, rng.bytes)
-                    sub_buffers.append(native)
-                arguments.append((row.native_index, native))
-        except BackendError as error:
-            for sub in sub_buffers:
-                sub.release()
-            raise SubmitRejected(error) from None
-        count = package.dispatch.count_argument
-        submission = Submission(
-            queue,
-            program,
-            [binding.buffer for binding in bindings],
-            sub_buffers,
-            arguments,
+        elements, groups = dispatch.elements_and_groups(local, range_bytes, element_size)
+        if elements > U32_MAX or any(g * size > U32_MAX for g, size in zip(groups, local, strict=True)):
+            raise BackendError(ErrorKind.RESOURCE_LIMIT, f"dispatch of {elements} elements exceeds the u32 range")
+        arguments = []
+        for binding in bindings:
+            row = package.binding_for_slot(binding.slot)
+            assert row is not None
+            rng = binding.range
+            whole = rng.offset == 0 and rng.bytes == binding.buffer.info.desc.bytes
+            arguments.append(_Argument(row.native_index, binding.buffer, binding.slot, rng.offset, rng.bytes, whole))
+        count = dispatch.count_argument
+        return _LaunchPlan(
+            bindings,
+            tuple(arguments),
+            tuple(binding.buffer for binding in bindings),
             None if count == NO_COUNT_ARGUMENT else (count, elements),
             (groups[0] * local[0], groups[1] * local[1], groups[2] * local[2]),
             local,
+        )
+
+    def _enqueue(
+        self, queue: OpenCLQueue, program: OpenCLProgram, plan: _LaunchPlan, deadline_ns: int | None
+    ) -> OpenCLEvent:
+        sub_buffers: list[Any] = []
+        arguments: list[tuple[int, Any]] = []
+        for argument in plan.arguments:
+            native = argument.buffer.native
+            if not argument.whole:
+                try:
+                    native = native.get_sub_region(argument.offset, argument.bytes)
+                except native_errors() as exc:
+                    for sub in sub_buffers:
+                        sub.release()
+                    error = cl_error(
+                        exc,
+                        "clCreateSubBuffer",
+                        f"binding slot {argument.slot} range {argument.offset}+{argument.bytes}",
+                    )
+                    raise SubmitRejected(error) from None
+                sub_buffers.append(native)
+            arguments.append((argument.index, native))
+        submission = Submission(
+            queue,
+            program,
+            plan.buffers,
+            sub_buffers,
+            arguments,
+            plan.count_argument,
+            plan.global_size,
+            plan.local_size,
             deadline_ns,
         )
         try:
@@ -455,7 +529,8 @@ class OpenCLAccelerator:
         submission.program.in_flight += 1
         for buffer in submission.buffers:
             buffer.in_flight += 1
-        self.live.add("sub_buffers", len(submission.sub_buffers))
+        if submission.sub_buffers:
+            self.live.add("sub_buffers", len(submission.sub_buffers))
         return OpenCLEvent(self._owner, submission)
 
     # -- events -----------------------------------------------------------------------
@@ -467,8 +542,7 @@ class OpenCLAccelerator:
         submission = event.submission
         if submission.phase is Phase.ENDED:
             return submission.state
-        with cl_call("clGetEventInfo", "polling a submission"):
-            return submission.queue.gates.poll(submission)
+        return submission.queue.gates.poll(submission)
 
     def cancel_event(self, event: OpenCLEvent) -> None:
         self._mine(event, OpenCLEvent, "event")
@@ -478,23 +552,25 @@ class OpenCLAccelerator:
 
     def destroy_event(self, event: OpenCLEvent) -> None:
         try:
-            self._mine(event, OpenCLEvent, "event")
+            if event.__class__ is not OpenCLEvent or event.owner != self._owner or not event.live:
+                self._mine(event, OpenCLEvent, "event")
             state = self.poll_event(event)
         except BackendError as error:
             raise ReleaseRejected(error, event) from None
-        if not state.is_terminal:
+        if state.status is EventStatus.PENDING:
             raise ReleaseRejected(event_still_pending(), event)
         submission = event.submission
         failure: BackendError | None = None
-        for sub in submission.sub_buffers:
-            try:
-                with cl_call("clReleaseMemObject", "releasing a sub-buffer of a terminal event"):
-                    sub.release()
-            except BackendError as error:
-                failure = failure or error
-                self.live.add("indeterminate")
-        self.live.remove("sub_buffers", len(submission.sub_buffers))
-        submission.sub_buffers = []
+        if submission.sub_buffers:
+            for sub in submission.sub_buffers:
+                try:
+                    with cl_call("clReleaseMemObject", "releasing a sub-buffer of a terminal event"):
+                        sub.release()
+                except BackendError as error:
+                    failure = failure or error
+                    self.live.add("indeterminate")
+            self.live.remove("sub_buffers", len(submission.sub_buffers))
+            submission.sub_buffers = []
         self._forget_event(event)
         if failure is not None:
             # Native releases were attempted: what is left is unknown (discard the instance).
@@ -505,11 +581,13 @@ class OpenCLAccelerator:
         for buffer in submission.buffers:
             buffer.in_flight -= 1
         submission.program.in_flight -= 1
-        submission.queue.in_flight -= 1
-        submission.queue.context.events -= 1
-        if submission.native:
-            self.live.remove("user_events")
+        queue = submission.queue
+        queue.in_flight -= 1
+        queue.context.events -= 1
+        if submission.kernel_event is not None:
             self.live.remove("kernel_events")
+        if submission.gate is not None:
+            self.live.remove("user_events")
         submission.gate = None
         submission.kernel_event = None
         submission.arguments = []

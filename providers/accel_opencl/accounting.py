@@ -9,7 +9,6 @@ release failed: they are gone from the provider's view but not proven freed.
 from __future__ import annotations
 
 import threading
-from collections import Counter
 
 __all__ = ["KINDS", "LiveObjects"]
 
@@ -30,20 +29,27 @@ class LiveObjects:
     """Thread-safe counters (gate callbacks may run on a driver thread)."""
 
     def __init__(self) -> None:
-        self._counts: Counter[str] = Counter()
+        self._counts: dict[str, int] = dict.fromkeys(KINDS, 0)
         self._lock = threading.Lock()
 
     def add(self, kind: str, count: int = 1) -> None:
         with self._lock:
-            self._counts[kind] += count
+            self._counts[kind] = self._counts.get(kind, 0) + count
 
     def remove(self, kind: str, count: int = 1) -> None:
         with self._lock:
-            self._counts[kind] -= count
+            self._counts[kind] = self._counts.get(kind, 0) - count
+
+    def add_gated(self) -> None:
+        """One gated kernel: a user event and a kernel event (one lock round instead of two)."""
+        with self._lock:
+            counts = self._counts
+            counts["user_events"] += 1
+            counts["kernel_events"] += 1
 
     def snapshot(self) -> dict[str, int]:
         with self._lock:
-            return {kind: self._counts[kind] for kind in KINDS}
+            return {kind: self._counts.get(kind, 0) for kind in KINDS}
 
     def total(self) -> int:
         with self._lock:

@@ -9,8 +9,7 @@ is not in :data:`CL_STATUS_KINDS` becomes an EXTERNAL error in
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import AbstractContextManager
 
 from accelcore import BackendError, ErrorKind
 
@@ -19,7 +18,9 @@ __all__ = [
     "CL_STATUS_NAMES",
     "OPENCL_ERROR_DOMAIN",
     "cl_call",
+    "cl_error",
     "error_from_status",
+    "native_errors",
 ]
 
 OPENCL_ERROR_DOMAIN = 0x4F434C00
@@ -131,20 +132,50 @@ def _translate(exc: BaseException, call: str, what: str) -> BackendError:
     return BackendError(ErrorKind.INVALID_ARGUMENT, f"{what}: {exc}", native_call=call)
 
 
-@contextmanager
-def cl_call(call: str, what: str) -> Iterator[None]:
+def cl_error(exc: BaseException, call: str, what: str) -> BackendError:
+    """The BackendError for a pyopencl failure ``exc`` of ``call`` (a :data:`native_errors` instance).
+
+    For hot paths that catch :func:`native_errors` themselves and build ``what`` only on failure.
+    """
+    return _translate(exc, call, what)
+
+
+_native: tuple[type[BaseException], ...] = ()
+
+
+def native_errors() -> tuple[type[BaseException], ...]:
+    """The exception types :func:`cl_call` translates: ``pyopencl.Error``, ``TypeError``, ``ValueError``."""
+    global _native
+    if not _native:
+        import pyopencl as cl
+
+        _native = (cl.Error, TypeError, ValueError)
+    return _native
+
+
+class _ClCall:
+    """The context manager :func:`cl_call` returns (a plain class: no generator per call)."""
+
+    __slots__ = ("call", "what")
+
+    def __init__(self, call: str, what: str) -> None:
+        self.call = call
+        self.what = what
+
+    def __enter__(self) -> None:
+        return None
+
+    def __exit__(self, kind: type[BaseException] | None, exc: BaseException | None, tb: object) -> None:
+        if exc is not None and not isinstance(exc, BackendError) and isinstance(exc, native_errors()):
+            raise _translate(exc, self.call, self.what) from exc
+
+
+def cl_call(call: str, what: str) -> AbstractContextManager[None]:
     """Translate any pyopencl failure inside the block into a BackendError.
 
     ``call`` names the CL entry point (kept on the error), ``what`` says in
     words what the provider was doing. BackendErrors pass through untouched.
+    Hot paths (submit, poll, transfers) catch :func:`native_errors` directly
+    and build ``what`` only when a call fails (:func:`cl_error`).
     """
-    import pyopencl as cl
-
-    try:
-        yield
-    except BackendError:
-        raise
-    except cl.Error as exc:
-        raise _translate(exc, call, what) from exc
-    except (TypeError, ValueError) as exc:
-        raise _translate(exc, call, what) from exc
+    return _ClCall(call, what)

@@ -40,6 +40,7 @@ import enum
 import threading
 import time
 from collections import deque
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -47,7 +48,7 @@ import numpy as np
 from accelcore import BackendError, ErrorKind, EventState
 from accelcore.refusals import cancellation_lost
 
-from .errors import cl_call, error_from_status
+from .errors import cl_error, error_from_status, native_errors
 
 if TYPE_CHECKING:
     from .accounting import LiveObjects
@@ -109,7 +110,7 @@ class Submission:
         self,
         queue: OpenCLQueue,
         program: OpenCLProgram,
-        buffers: list[OpenCLBuffer],
+        buffers: Sequence[OpenCLBuffer],
         sub_buffers: list[Any],
         arguments: list[tuple[int, Any]],
         count_argument: tuple[int, int] | None,
@@ -136,8 +137,8 @@ class Submission:
 
     @property
     def native(self) -> bool:
-        """Whether the driver holds a gate and a kernel command for this submission."""
-        return self.gate is not None
+        """Whether the driver holds a kernel command for this submission (gated or not)."""
+        return self.kernel_event is not None
 
     def started(self) -> bool:
         """Whether the driver reports the kernel running or ended (one clGetEventInfo)."""
@@ -162,8 +163,15 @@ class QueueGates:
         self._lock = threading.Lock()
         self._deferred: deque[Submission] = deque()
         self._tail: Submission | None = None
+        self._dirty = False
+        """Commands or gate changes since the last clFlush (flushed once at the end of a pump)."""
+        self._errors = native_errors()
+        self._user_event = cl.UserEvent
+        self._enqueue_kernel = cl.enqueue_nd_range_kernel
         self.callbacks_armed = 0
         """How many RUNNING callbacks the policy needed (for measurements)."""
+        self.ungated = 0
+        """How many submissions were enqueued without a gate because the policy released them at once."""
 
     # -- admission and progress -------------------------------------------------
 
@@ -172,7 +180,11 @@ class QueueGates:
         with self._lock:
             self._deferred.append(submission)
             self._pump_locked()
-            if submission.phase is Phase.ENDED and not submission.native and submission.state.error is not None:
+            if (
+                submission.phase is Phase.ENDED
+                and submission.kernel_event is None
+                and submission.state.error is not None
+            ):
                 # The driver refused it right now: provably not accepted.
                 raise submission.state.error
 
@@ -182,21 +194,46 @@ class QueueGates:
             self._pump_locked()
 
     def _pump_locked(self) -> None:
+        self._advance_locked()
+        if self._dirty:
+            self._flush_locked()
+
+    def _flush_locked(self) -> None:
+        self._dirty = False
+        try:
+            self._native_queue.flush()
+        except self._errors as exc:
+            tail = self._tail
+            if tail is not None and tail.phase is Phase.GATED:
+                error = cl_error(exc, "clFlush", "flushing the queue after a gate change")
+                self._end_gated(tail, EventState.failed(error))
+            # A released command stays the driver's; its event reports how it ends.
+
+    def _may_release_after(self, before: Submission | None) -> bool:
+        """Whether a tail behind ``before`` may open now (``before`` started or ended); else arm a
+        RUNNING callback on ``before`` so the tail opens when it starts."""
+        if before is None or before.phase is not Phase.RELEASED:
+            return True
+        try:
+            if before.started():
+                return True
+            if not before.armed:
+                before.armed = True
+                self.callbacks_armed += 1
+                before.kernel_event.set_callback(_CL_RUNNING, self._on_started)
+        except self._errors:
+            return True  # its event cannot be asked or watched: open rather than wait forever
+        return False
+
+    def _advance_locked(self) -> None:
         while True:
             tail = self._tail
             if tail is not None and tail.phase is Phase.GATED:
-                if tail.expired(time.monotonic_ns()):
+                if tail.deadline_ns is not None and time.monotonic_ns() >= tail.deadline_ns:
                     self._end_gated(tail, _deadline_state())
                     continue
                 if not tail.release_requested:
-                    if self._hold.on:
-                        return
-                    before = tail.previous
-                    if before is not None and before.phase is Phase.RELEASED and not before.started():
-                        if not before.armed:
-                            before.armed = True
-                            self.callbacks_armed += 1
-                            before.kernel_event.set_callback(_CL_RUNNING, self._on_started)
+                    if self._hold.on or not self._may_release_after(tail.previous):
                         return
                 self._release(tail)
                 continue
@@ -205,11 +242,15 @@ class QueueGates:
             nxt = self._deferred.popleft()
             if nxt.phase is not Phase.DEFERRED:
                 continue  # cancelled or expired while deferred
-            if nxt.expired(time.monotonic_ns()):
+            if nxt.deadline_ns is not None and time.monotonic_ns() >= nxt.deadline_ns:
                 nxt.state, nxt.phase = _deadline_state(), Phase.ENDED
                 continue
-            if self._enqueue(nxt):
-                nxt.previous = tail
+            # Released in this very pass anyway: then a gate would never be observable as closed
+            # (no cancel, hold or deadline can act between enqueue and release), so skip it.
+            at_once = nxt.release_requested or (not self._hold.on and self._may_release_after(tail))
+            if self._enqueue(nxt, gated=not at_once):
+                if nxt.gate is not None:
+                    nxt.previous = tail  # only a gated tail needs its predecessor (no chain)
                 self._tail = nxt
 
     def _on_started(self, _status: Any) -> None:
@@ -219,53 +260,73 @@ class QueueGates:
         except Exception:
             pass
 
-    def _enqueue(self, submission: Submission) -> bool:
-        cl = self._cl
+    def _enqueue(self, submission: Submission, *, gated: bool) -> bool:
+        """Enqueue the kernel natively, behind a fresh closed gate when ``gated`` (else released).
+
+        Kernel arguments the program's kernel already holds (the same object, the same count)
+        are not set again; an argument whose set failed is forgotten so it is set next time.
+        """
         program = submission.program
         gate = None
+        call = "clCreateUserEvent"
         try:
-            with cl_call("clCreateUserEvent", "creating a submission gate"):
-                gate = cl.UserEvent(self._context)
+            if gated:
+                gate = self._user_event(self._context)
             with program.lock:
                 kernel = program.kernel
-                with cl_call("clSetKernelArg", f"setting the arguments of {program.package.entry_point!r}"):
-                    for index, value in submission.arguments:
+                bound = program.bound
+                call = "clSetKernelArg"
+                for index, value in submission.arguments:
+                    if bound.get(index) is not value:
+                        bound.pop(index, None)
                         kernel.set_arg(index, value)
-                    if submission.count_argument is not None:
-                        index, count = submission.count_argument
-                        kernel.set_arg(index, np.uint32(count))
-                with cl_call("clEnqueueNDRangeKernel", f"enqueueing {program.package.entry_point!r}"):
-                    event = cl.enqueue_nd_range_kernel(
-                        self._native_queue, kernel, submission.global_size, submission.local_size, wait_for=[gate]
-                    )
-            with cl_call("clFlush", "flushing the queue after an enqueue"):
-                self._native_queue.flush()
-        except BackendError as error:
+                        bound[index] = value
+                count = submission.count_argument
+                if count is not None:
+                    index, elements = count
+                    if bound.get(index) != elements:
+                        bound.pop(index, None)
+                        kernel.set_arg(index, np.uint32(elements))
+                        bound[index] = elements
+                call = "clEnqueueNDRangeKernel"
+                event = self._enqueue_kernel(
+                    self._native_queue,
+                    kernel,
+                    submission.global_size,
+                    submission.local_size,
+                    wait_for=None if gate is None else [gate],
+                )
+        except self._errors as exc:
             if gate is not None:
                 try:
                     gate.set_status(-1)
                 except Exception:
                     pass
+            error = cl_error(exc, call, _enqueue_what(call, program.package.entry_point))
             submission.state, submission.phase = EventState.failed(error), Phase.ENDED
             return False
-        submission.gate = gate
         submission.kernel_event = event
-        submission.phase = Phase.GATED
-        self._live.add("user_events")
-        self._live.add("kernel_events")
+        self._dirty = True
+        if gate is None:
+            submission.phase = Phase.RELEASED
+            self.ungated += 1
+            self._live.add("kernel_events")
+        else:
+            submission.gate = gate
+            submission.phase = Phase.GATED
+            self._live.add_gated()
         return True
 
     def _release(self, submission: Submission) -> None:
         try:
-            with cl_call("clSetUserEventStatus", "opening a submission gate"):
-                submission.gate.set_status(_CL_COMPLETE)
-            submission.phase = Phase.RELEASED
-            submission.previous = None  # only a gated tail needs its predecessor (no chain of old submissions)
-            with cl_call("clFlush", "flushing the queue after opening a gate"):
-                self._native_queue.flush()
-        except BackendError as error:
-            if submission.phase is Phase.GATED:
-                submission.state, submission.phase = EventState.failed(error), Phase.ENDED
+            submission.gate.set_status(_CL_COMPLETE)
+        except self._errors as exc:
+            error = cl_error(exc, "clSetUserEventStatus", "opening a submission gate")
+            submission.state, submission.phase = EventState.failed(error), Phase.ENDED
+            return
+        submission.phase = Phase.RELEASED
+        submission.previous = None  # only a gated tail needs its predecessor (no chain of old submissions)
+        self._dirty = True
 
     def _end_gated(self, submission: Submission, state: EventState) -> None:
         """Complete a closed gate negatively: the kernel never runs; record ``state``."""
@@ -273,6 +334,7 @@ class QueueGates:
         submission.previous = None
         try:
             submission.gate.set_status(-1)
+            self._dirty = False
             self._native_queue.flush()
         except Exception:
             pass  # the recorded state stands; the kernel still cannot run behind an unreleased gate
@@ -284,10 +346,15 @@ class QueueGates:
         if submission.phase is Phase.ENDED:
             return submission.state
         with self._lock:
-            self._pump_locked()
+            tail = self._tail
+            if self._deferred or self._dirty or (tail is not None and tail.phase is Phase.GATED):
+                self._pump_locked()
             phase = submission.phase
             if phase is Phase.RELEASED:
-                status = int(submission.kernel_event.command_execution_status)
+                try:
+                    status = int(submission.kernel_event.command_execution_status)
+                except self._errors as exc:
+                    raise cl_error(exc, "clGetEventInfo", "polling a submission") from exc
                 if status == _CL_COMPLETE:
                     submission.state, submission.phase = EventState.COMPLETE, Phase.ENDED
                 elif status < 0:
@@ -334,3 +401,12 @@ class QueueGates:
 
 def _deadline_state() -> EventState:
     return EventState.failed(BackendError(ErrorKind.DEADLINE_EXPIRED, _DEADLINE_MESSAGE))
+
+
+def _enqueue_what(call: str, entry_point: str) -> str:
+    """What the provider was doing when ``call`` failed in ``QueueGates._enqueue`` (built on failure only)."""
+    if call == "clCreateUserEvent":
+        return "creating a submission gate"
+    if call == "clSetKernelArg":
+        return f"setting the arguments of {entry_point!r}"
+    return f"enqueueing {entry_point!r}"

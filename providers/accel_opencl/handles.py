@@ -82,6 +82,12 @@ class OpenCLProgram:
     """Held while kernel arguments are set and the kernel is enqueued."""
     access: dict[int, AccessMode] = field(init=False)
     """slot → declared access (the package's binding table), built once at load."""
+    checked: Any = None
+    """The last binding list that passed the submission checks, with its launch plan (see
+    ``OpenCLAccelerator._check_submission``): reused only for the very same BindingRef objects."""
+    bound: dict[int, Any] = field(default_factory=dict)
+    """native argument index → the value last set on ``kernel`` (set_arg is skipped for the same
+    object; guarded by ``lock``)."""
 
     def __post_init__(self) -> None:
         self.access = {row.slot: row.access for row in self.package.bindings}
@@ -106,14 +112,19 @@ class OpenCLQueue:
         return f"<OpenCLQueue #{self.serial} live={self.live} events={self.in_flight}>"
 
 
-@dataclass(eq=False)
 class OpenCLEvent:
-    """A submission's token; the state machine lives in :class:`~accel_opencl.gating.Submission`."""
+    """A submission's token; the state machine lives in :class:`~accel_opencl.gating.Submission`.
 
-    owner: int
-    submission: Submission
-    serial: int = field(default_factory=lambda: next(_serial))
-    live: bool = True
+    A plain slotted class (one is made per submission; a dataclass with a serial factory costs more).
+    """
+
+    __slots__ = ("live", "owner", "serial", "submission")
+
+    def __init__(self, owner: int, submission: Submission) -> None:
+        self.owner = owner
+        self.submission = submission
+        self.serial = next(_serial)
+        self.live = True
 
     def __repr__(self) -> str:
         return f"<OpenCLEvent #{self.serial} {self.submission.phase.name}>"

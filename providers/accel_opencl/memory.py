@@ -36,7 +36,7 @@ from accelcore import (
     MemoryDomain,
 )
 
-from .errors import cl_call
+from .errors import cl_error, native_errors
 
 __all__ = ["STAGING_CHUNK_BYTES", "MemoryPlan", "plan_memory", "read_segments", "write_segments"]
 
@@ -86,47 +86,108 @@ def check_alignment(plan: MemoryPlan, desc: BufferDesc) -> None:
         )
 
 
+def _copiers(cl: Any) -> tuple[Any, Any]:
+    """pyopencl's own write/read entry points (what ``enqueue_copy`` dispatches to for host <-> buffer).
+
+    Calling them directly skips ``enqueue_copy``'s per-call type dispatch; an older pyopencl
+    without them falls back to ``enqueue_copy``.
+    """
+    lowlevel = getattr(cl, "_cl", None)
+    write = getattr(lowlevel, "_enqueue_write_buffer", None)
+    read = getattr(lowlevel, "_enqueue_read_buffer", None)
+    if write is None or read is None:
+
+        def write(queue: Any, mem: Any, host: Any, offset: int, wait_for: Any, blocking: bool) -> Any:
+            return cl.enqueue_copy(queue, mem, host, dst_offset=offset, is_blocking=blocking)
+
+        def read(queue: Any, mem: Any, host: Any, offset: int, wait_for: Any, blocking: bool) -> Any:
+            return cl.enqueue_copy(queue, host, mem, src_offset=offset, is_blocking=blocking)
+
+    return write, read
+
+
+_module_copiers: tuple[Any, Any, Any] | None = None
+"""(the pyopencl module, its write, its read), looked up once."""
+
+
+def _copy_functions(cl: Any) -> tuple[Any, Any]:
+    global _module_copiers
+    known = _module_copiers
+    if known is not None and cl is known[0]:
+        return known[1], known[2]
+    write, read = _copiers(cl)
+    if getattr(cl, "__name__", None) == "pyopencl":
+        _module_copiers = (cl, write, read)
+    return write, read
+
+
 def write_segments(cl: Any, queue: Any, buffer: Any, offset: int, data: ByteSource) -> None:
-    """Blocking writes of ``data`` into ``buffer`` at ``offset``, one per source segment."""
-    total = data.len()
+    """Blocking writes of ``data`` into ``buffer`` at ``offset``, one per source segment.
+
+    Failure messages (with the segment's size and offset) are built only when a call fails.
+    """
+    write = _copy_functions(cl)[0]
     segments = data.segments()
     if segments is not None:
         position = offset
         for segment in segments:
-            if segment.nbytes:
-                with cl_call("clEnqueueWriteBuffer", f"writing {segment.nbytes} bytes at offset {position}"):
-                    cl.enqueue_copy(queue, buffer, segment, dst_offset=position, is_blocking=True)
-            position += segment.nbytes
+            size = segment.nbytes
+            if size:
+                try:
+                    write(queue, buffer, segment, position, None, True)
+                except native_errors() as exc:
+                    raise _write_failed(exc, size, position) from exc
+            position += size
         return
+    total = data.len()
     staging = memoryview(bytearray(min(STAGING_CHUNK_BYTES, total)))
     done = 0
     while done < total:
-        take = min(staging.nbytes, total - done)
-        chunk = staging[:take]
+        size = min(staging.nbytes, total - done)
+        chunk = staging[:size]
         data.read_at(done, chunk)
-        with cl_call("clEnqueueWriteBuffer", f"writing {take} bytes at offset {offset + done}"):
-            cl.enqueue_copy(queue, buffer, chunk, dst_offset=offset + done, is_blocking=True)
-        done += take
+        try:
+            write(queue, buffer, chunk, offset + done, None, True)
+        except native_errors() as exc:
+            raise _write_failed(exc, size, offset + done) from exc
+        done += size
 
 
 def read_segments(cl: Any, queue: Any, buffer: Any, offset: int, data: ByteSink) -> None:
-    """Blocking reads from ``buffer`` at ``offset`` into ``data``, one per sink segment."""
-    total = data.len()
+    """Blocking reads from ``buffer`` at ``offset`` into ``data``, one per sink segment.
+
+    Failure messages (with the segment's size and offset) are built only when a call fails.
+    """
+    read = _copy_functions(cl)[1]
     segments = data.segments()
     if segments is not None:
         position = offset
         for segment in segments:
-            if segment.nbytes:
-                with cl_call("clEnqueueReadBuffer", f"reading {segment.nbytes} bytes at offset {position}"):
-                    cl.enqueue_copy(queue, segment, buffer, src_offset=position, is_blocking=True)
-            position += segment.nbytes
+            size = segment.nbytes
+            if size:
+                try:
+                    read(queue, buffer, segment, position, None, True)
+                except native_errors() as exc:
+                    raise _read_failed(exc, size, position) from exc
+            position += size
         return
+    total = data.len()
     staging = memoryview(bytearray(min(STAGING_CHUNK_BYTES, total)))
     done = 0
     while done < total:
-        take = min(staging.nbytes, total - done)
-        chunk = staging[:take]
-        with cl_call("clEnqueueReadBuffer", f"reading {take} bytes at offset {offset + done}"):
-            cl.enqueue_copy(queue, chunk, buffer, src_offset=offset + done, is_blocking=True)
+        size = min(staging.nbytes, total - done)
+        chunk = staging[:size]
+        try:
+            read(queue, buffer, chunk, offset + done, None, True)
+        except native_errors() as exc:
+            raise _read_failed(exc, size, offset + done) from exc
         data.write_at(done, chunk)
-        done += take
+        done += size
+
+
+def _write_failed(exc: BaseException, size: int, position: int) -> BackendError:
+    return cl_error(exc, "clEnqueueWriteBuffer", f"writing {size} bytes at offset {position}")
+
+
+def _read_failed(exc: BaseException, size: int, position: int) -> BackendError:
+    return cl_error(exc, "clEnqueueReadBuffer", f"reading {size} bytes at offset {position}")

@@ -77,27 +77,49 @@ def test_oversized_buffer_is_resource_limit(accel: Any, context: Any, raises_kin
 
 
 class _CountingCL:
-    """The real pyopencl module, with enqueue_copy calls recorded (sizes and offsets)."""
+    """The real pyopencl module, with its host <-> buffer copies recorded (sizes and offsets).
 
-    def __init__(self) -> None:
+    The provider calls pyopencl's own ``_cl._enqueue_write_buffer`` / ``_enqueue_read_buffer``
+    (what ``enqueue_copy`` dispatches to); with ``lowlevel=False`` the wrapper hides them, as an
+    older pyopencl would, and the provider must fall back to ``enqueue_copy``.
+    """
+
+    def __init__(self, *, lowlevel: bool = True) -> None:
         import pyopencl
 
-        self._cl = pyopencl
+        self._real = pyopencl
         self.calls: list[tuple[int, int]] = []
+        if lowlevel:
+            self._cl = _CountingLowLevel(pyopencl._cl, self.calls)
 
     def enqueue_copy(self, queue: Any, dest: Any, src: Any, **kwargs: Any) -> Any:
         host = src if isinstance(src, memoryview) else dest
         offset = kwargs.get("dst_offset", kwargs.get("src_offset", 0))
         self.calls.append((memoryview(host).nbytes, offset))
-        return self._cl.enqueue_copy(queue, dest, src, **kwargs)
+        return self._real.enqueue_copy(queue, dest, src, **kwargs)
 
 
+class _CountingLowLevel:
+    def __init__(self, lowlevel: Any, calls: list[tuple[int, int]]) -> None:
+        self._lowlevel = lowlevel
+        self.calls = calls
+
+    def _enqueue_write_buffer(self, queue: Any, mem: Any, host: Any, *args: Any) -> Any:
+        self.calls.append((memoryview(host).nbytes, args[0]))
+        return self._lowlevel._enqueue_write_buffer(queue, mem, host, *args)
+
+    def _enqueue_read_buffer(self, queue: Any, mem: Any, host: Any, *args: Any) -> Any:
+        self.calls.append((memoryview(host).nbytes, args[0]))
+        return self._lowlevel._enqueue_read_buffer(queue, mem, host, *args)
+
+
+@pytest.mark.parametrize("lowlevel", [True, False], ids=["lowlevel", "enqueue_copy"])
 @pytest.mark.parametrize("domain", list(MemoryDomain), ids=lambda d: d.name.lower())
-def test_transfers_go_segment_by_segment(accel: Any, context: Any, domain: Any) -> None:
+def test_transfers_go_segment_by_segment(accel: Any, context: Any, domain: Any, lowlevel: bool) -> None:
     data = bytes((i * 7 + 3) % 256 for i in range(300))
     buf = accel.allocate_buffer(context, BufferDesc(512, 16, domain, USAGE)).buffer
     try:
-        counting = _CountingCL()
+        counting = _CountingCL(lowlevel=lowlevel)
         queue = context.transfer_queue
         memory.write_segments(counting, queue, buf.native, 100, MemorySource(data[:1], data[1:120], data[120:]))
         assert counting.calls == [(1, 100), (119, 101), (180, 220)]

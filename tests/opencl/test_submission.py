@@ -270,13 +270,29 @@ def test_event_resources_are_released_with_the_event(rig: Any, make_package: Any
         Timeout.INFINITE,
     )
     live = rig.accel.live_resources()
-    assert live["user_events"] == 1 and live["kernel_events"] == 1 and live["sub_buffers"] == 2
+    # An idle queue releases at admission, so the kernel is enqueued without a gate.
+    assert live["user_events"] == 0 and live["kernel_events"] == 1 and live["sub_buffers"] == 2
     with pytest.raises(ReleaseRejected):
         rig.accel.free_buffer(src)  # still bound to a live event
     assert rig.wait(event) == EventState.COMPLETE
     rig.accel.destroy_event(event)
     live = rig.accel.live_resources()
     assert live["user_events"] == 0 and live["kernel_events"] == 0 and live["sub_buffers"] == 0
+
+
+def test_a_held_submission_holds_a_gate_until_its_event_is_destroyed(rig: Any, make_package: Any) -> None:
+    program, src, dst = _twice_rig(rig, make_package)
+    rig.accel.hold_submissions()
+    event = rig.submit(program, {0: (src, "r"), 1: (dst, "w")})
+    live = rig.accel.live_resources()
+    assert live["user_events"] == 1 and live["kernel_events"] == 1
+    assert rig.accel.poll_event(event) == EventState.PENDING
+    rig.accel.release_held(event)
+    assert rig.wait(event) == EventState.COMPLETE
+    rig.accel.destroy_event(event)
+    rig.events.remove(event)
+    live = rig.accel.live_resources()
+    assert live["user_events"] == 0 and live["kernel_events"] == 0
 
 
 def test_polling_retains_no_memory(rig: Any, make_package: Any) -> None:
