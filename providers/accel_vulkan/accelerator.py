@@ -70,6 +70,7 @@ from .recording import Plan, PlanMemo
 from .validation import ValidationMessage
 
 T = TypeVar("T")
+_LIVE = HandleState.LIVE
 
 
 class VulkanAccelerator:
@@ -126,12 +127,18 @@ class VulkanAccelerator:
     # ------------------------------------------------------------------ plumbing
 
     def _check(self, handle: Any, kind: type[T], what: str) -> T:
-        if not isinstance(handle, kind):
+        """``handle`` is a live ``kind`` of this open instance (INVALID_ARGUMENT naming ``what`` otherwise)."""
+        if type(handle) is not kind and not isinstance(handle, kind):
             raise wrong_handle(what, kind.__name__, handle)
         record: Any = handle
-        if record.state is not HandleState.LIVE:
+        if record.state is not _LIVE:
             raise released_handle(what)
-        owner = record.owner if isinstance(record, VulkanContext) else self._context_of(record).owner
+        if kind is VulkanContext:
+            owner = record.owner
+        elif kind is VulkanEvent:
+            owner = record.queue.context.owner
+        else:
+            owner = record.context.owner
         if owner is not self._token:
             raise foreign_handle(what)
         if self._instance.closed:
@@ -372,9 +379,12 @@ class VulkanAccelerator:
         for ref in refs:
             if type(ref) is not BindingRef and not isinstance(ref, BindingRef):
                 raise BackendError(ErrorKind.INVALID_ARGUMENT, f"bindings must be BindingRef, got {type(ref).__name__}")
-            buf = self._check(ref.buffer, VulkanBuffer, f"slot {ref.slot}: the buffer")
-            if buf.context is not context:
-                raise other_context(f"slot {ref.slot}: the buffer")
+            buf = ref.buffer
+            # Fast path: a live buffer of the queue's (already checked) context; anything else gets the full check.
+            if type(buf) is not VulkanBuffer or buf.state is not _LIVE or buf.context is not context:
+                buf = self._check(buf, VulkanBuffer, f"slot {ref.slot}: the buffer")
+                if buf.context is not context:
+                    raise other_context(f"slot {ref.slot}: the buffer")
         memo: PlanMemo = context.plans
         plan = memo.get(prog, refs)
         if plan is None:

@@ -70,7 +70,13 @@ class VulkanBuffer:
     mapped: memoryview | None
     """The persistent mapping (whole allocation) when the memory is host-visible and mapped."""
     mapping: Any = None
+    address: Any = None
+    """A cffi ``char *`` to the start of the persistent mapping (None when not mapped); valid only while mapped."""
     coherent: bool = True
+    can_write: bool = False
+    """The usage allows ``write_buffer`` (TRANSFER_DESTINATION), precomputed for the transfer fast path."""
+    can_read: bool = False
+    """The usage allows ``read_buffer`` (TRANSFER_SOURCE)."""
     events: int = 0
     state: HandleState = HandleState.LIVE
 

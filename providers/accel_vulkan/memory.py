@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from accelcore import BackendError, BufferDesc, BufferInfo, BufferProperties, ErrorKind, MemoryDomain
+from accelcore import BackendError, BufferDesc, BufferInfo, BufferProperties, BufferUsage, ErrorKind, MemoryDomain
 
 from ._binding import vk
 from .accounting import Ledger
@@ -119,9 +119,11 @@ def allocate(
         coherent = bool(chosen.flags & binding.VK_MEMORY_PROPERTY_HOST_COHERENT_BIT)
         mapping: Any = None
         view: memoryview | None = None
+        address: Any = None
         if visible and (map_device_domain or desc.domain is not MemoryDomain.DEVICE):
             mapping = native("vkMapMemory", device, memory, 0, size, 0)
             view = memoryview(mapping).cast("B")
+            address = binding.ffi.cast("char *", binding.ffi.from_buffer(mapping))
         info = BufferInfo(desc, size, alignment, properties_of(chosen.flags))
     except BaseException:
         if memory is not None:
@@ -141,7 +143,10 @@ def allocate(
         allocation_bytes=size,
         mapped=view,
         mapping=mapping,
+        address=address,
         coherent=coherent,
+        can_write=bool(desc.usage & BufferUsage.TRANSFER_DESTINATION),
+        can_read=bool(desc.usage & BufferUsage.TRANSFER_SOURCE),
     )
 
 
@@ -149,6 +154,7 @@ def release(buffer: VulkanBuffer, ledger: Ledger) -> None:
     """Unmap, destroy the buffer and free its memory."""
     device = buffer.context.device
     if buffer.mapped is not None:
+        buffer.address = None
         buffer.mapped.release()
         buffer.mapped = None
         native("vkUnmapMemory", device, buffer.memory)

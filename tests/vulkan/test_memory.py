@@ -185,3 +185,49 @@ def test_non_coherent_flush_ranges_follow_the_atom_size(offset: int, length: int
     assert (mapped.offset, mapped.size) == (start, size)
     assert mapped.offset % 64 == 0 and (mapped.size % 64 == 0 or mapped.offset + mapped.size == 1000)
     assert mapped.offset <= offset and mapped.offset + mapped.size >= offset + length
+
+
+@pytest.mark.parametrize("domain", DOMAINS, ids=lambda d: d.name.lower())
+def test_single_segment_ports_copy_exactly_at_any_offset(accel: Any, domain: MemoryDomain, raises_kind: Any) -> None:
+    """The one-memmove path for MemorySource/MemorySink: odd offsets, read-only sources, typed arrays, edges."""
+    _skip_unless(accel, domain)
+    size = 4099
+    ctx = accel.create_context(ContextDesc())
+    buf = accel.allocate_buffer(ctx, BufferDesc(size, 16, domain, TRANSFER)).buffer
+    assert buf.address is not None
+    model = np.zeros(size, dtype=np.uint8)
+    rng = np.random.default_rng(11)
+
+    class Offset(int):
+        """An int subclass: accepted like an int."""
+
+    for offset, length in [(0, size), (1, 7), (7, 4000), (size - 5, 5), (Offset(3), 9)]:
+        data = rng.integers(0, 256, length, dtype=np.uint8)
+        source = MemorySource(data.tobytes()) if length % 2 else MemorySource(data)
+        accel.write_buffer(buf, offset, source)
+        model[offset : offset + length] = data
+        out = np.full(length, 0xEE, dtype=np.uint8)
+        accel.read_buffer(buf, offset, MemorySink(out))
+        assert np.array_equal(out, model[offset : offset + length]), f"{length} bytes at {offset}"
+    words = np.arange(1024, dtype=np.uint32)
+    accel.write_buffer(buf, 2, MemorySource(words))
+    back = np.zeros(1024, dtype=np.uint32)
+    accel.read_buffer(buf, 2, MemorySink(back))
+    assert np.array_equal(back, words)
+    accel.write_buffer(buf, 0, MemorySource(b""))  # zero bytes inside the buffer: a no-op
+    for bad in (True, -1, 1.0):
+        with raises_kind(ErrorKind.INVALID_ARGUMENT):
+            accel.write_buffer(buf, bad, MemorySource(b"x"))
+        with raises_kind(ErrorKind.INVALID_ARGUMENT):
+            accel.read_buffer(buf, bad, MemorySink(bytearray(1)))
+    with raises_kind(ErrorKind.OUT_OF_BOUNDS):
+        accel.write_buffer(buf, size, MemorySource(b""))
+    with raises_kind(ErrorKind.OUT_OF_BOUNDS):
+        accel.read_buffer(buf, size - 1, MemorySink(bytearray(2)))
+    full = bytearray(size)
+    accel.read_buffer(buf, 0, MemorySink(full))
+    model[2 : 2 + words.nbytes] = words.view(np.uint8)
+    assert bytes(full) == model.tobytes(), "a refused transfer changed the buffer"
+    accel.free_buffer(buf)
+    assert buf.address is None and buf.mapped is None
+    accel.destroy_context(ctx)
