@@ -1,4 +1,12 @@
-"""Submissions: descriptor set + recorded command buffer, a host-side gate, timeline-semaphore completion.
+"""Submissions: recorded dispatches, a host-side gate, timeline-semaphore completion.
+
+Recording: :func:`acquire` takes an idle recording for exactly this
+dispatch from the context's :class:`~accel_vulkan.recording.RecordingCache`
+or records one (descriptor set + reusable command buffer); the event owns it
+until it is destroyed (:func:`release` gives it back or frees it;
+:func:`forget` frees those naming a buffer or program being released).
+Hand-over and the counter read call the loader directly through prebuilt
+structures (one raw call each, nothing marshalled per submission).
 
 Completion: each contract queue owns one timeline semaphore; a batch handed
 to ``vkQueueSubmit`` signals the queue's next value, so an event is complete
@@ -382,6 +390,10 @@ def poll(event: VulkanEvent) -> EventState:
             return finish(event, DEADLINE_FAILED)
         return EventState.PENDING
     queue = event.queue
+    counter = queue.counter
+    if counter[0] >= event.value:
+        # The counter only grows: an earlier read (for any event of this queue) already answers.
+        return finish(event, EventState.COMPLETE)
     try:
         check(
             vk().lib.vkGetSemaphoreCounterValue(queue.context.device, queue.semaphore, queue.counter),
@@ -391,7 +403,7 @@ def poll(event: VulkanEvent) -> EventState:
         if error.kind is ErrorKind.DEVICE_LOST:
             return finish(event, EventState.failed(error))
         raise
-    if queue.counter[0] >= event.value:
+    if counter[0] >= event.value:
         return finish(event, EventState.COMPLETE)
     return EventState.PENDING
 

@@ -199,3 +199,54 @@ def test_close_frees_idle_recordings(make_accel: Any) -> None:
     assert len(rig.context.recordings) == 1
     accel.close()
     assert not any(accel.live_resources().values())
+
+
+def test_remembered_binding_sets_never_admit_different_values(rig: Rig) -> None:
+    """A memoised valid binding set must not let an unequal one skip validation."""
+    program = _program(rig)
+    case = make_case("conformance", 64, 8)
+    src, dst = rig.buffer(case.initial_bytes(0), R), rig.buffer(case.initial_bytes(1), W)
+    good = rig.bind({0: (src, R), 1: (dst, W)})
+    rig.accel.destroy_event(_run(rig, program, good))
+    assert len(rig.context.plans) == 1
+    bad = {
+        ErrorKind.OUT_OF_BOUNDS: [good[0], BindingRef(1, dst, BufferRange(16, dst.desc.bytes), W)],
+        ErrorKind.PERMISSION_DENIED: [BindingRef(0, src, BufferRange(0, 256), AccessMode.READ_WRITE), good[1]],
+        ErrorKind.INCOMPATIBLE: [good[0]],
+        ErrorKind.INVALID_ARGUMENT: [good[0], good[0]],
+    }
+    for kind, bindings in bad.items():
+        with pytest.raises(SubmitRejected) as info:
+            rig.accel.submit(rig.queue, program, bindings, Timeout.INFINITE)
+        assert info.value.kind is kind, f"expected {kind.name}, got {info.value}"
+    assert len(rig.context.plans) == 1 and src.events == 0 and dst.events == 0
+    rig.accel.destroy_event(_run(rig, program, list(good)))  # an equal, fresh list: same plan
+    assert len(rig.context.plans) == 1
+    rig.context.plans.limit = 3
+    for elements in range(1, 8):
+        bindings = [
+            BindingRef(0, src, BufferRange(0, 4 * elements), R),
+            BindingRef(1, dst, BufferRange(0, 4 * elements), W),
+        ]
+        rig.accel.destroy_event(_run(rig, program, bindings))
+        assert len(rig.context.plans) <= 3
+    rig.accel.free_buffer(src)
+    rig.buffers.remove(src)
+    assert len(rig.context.plans) == 0
+
+
+def test_events_of_one_queue_polled_in_any_order(rig: Rig) -> None:
+    program = _program(rig)
+    cases = [make_case("conformance", 64, 20 + i) for i in range(3)]
+    pairs = [(rig.buffer(c.initial_bytes(0), R), rig.buffer(c.initial_bytes(1), W)) for c in cases]
+    events = [
+        rig.accel.submit(rig.queue, program, rig.bind({0: (s, R), 1: (d, W)}), Timeout.INFINITE) for s, d in pairs
+    ]
+    assert rig.wait(events[-1]) == EventState.COMPLETE
+    # The last event's counter read already covers the earlier ones (one queue, in order).
+    for event in events[:-1]:
+        assert rig.accel.poll_event(event) == EventState.COMPLETE
+    for case, (_src, dst) in zip(cases, pairs, strict=True):
+        assert compare(case, 1, rig.read(dst)) is None
+    for event in events:
+        rig.accel.destroy_event(event)
