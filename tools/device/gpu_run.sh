@@ -13,15 +13,18 @@
 #           vulkan-validationlayers (unpacked into /tmp/deb)
 #   .whl/   cp312 wheels: pyopencl pytools platformdirs siphash24 cffi pycparser
 #           vulkan wgpu rendercanvas, and accelcore itself
+# STEPS (default: devices conformance bench-opencl bench-vulkan pytest; also
+# probe and pytest-vulkan, the diagnostics of docs/gpu.md) picks what runs.
 # SKIP_INSTALL=1 uses whatever python3 and tools are already on PATH, and
 # BENCH_QUICK=1 passes --quick to the benchmarks (a dry run on a build machine).
 #
-# Writes into OUTDIR (at most 8 files, the device tool's limit): log.txt,
-# facts.txt, devices.json, conformance.json, bench-opencl.json,
-# bench-vulkan.json, pytest.xml.
+# Writes into OUTDIR (the device tool brings back at most 8 files): log.txt,
+# facts.txt, and per step devices.json, conformance.json, bench-PROVIDER.json,
+# pytest.xml, track-*.tsv.
 set -u
 OUT=${1:?usage: gpu_run.sh OUTDIR [BUDGET_S]}
 BUDGET=${2:-480}
+STEPS=${STEPS:-devices conformance bench-opencl bench-vulkan pytest}
 START=$SECONDS
 mkdir -p "$OUT"
 
@@ -106,26 +109,39 @@ main() {
     # accelcore is installed from a wheel there: point it at this checkout's kernel corpus.
     export ACCELCORE_ARTIFACTS=$PWD/artifacts
     facts
-
-    step "devices"
-    bounded 0 60 accel devices --json > "$OUT/devices.json"
-    bounded 0 60 accel devices -v
-
-    step "conformance (Vulkan under the validation layer)"
-    bounded 60 150 env ACCEL_VULKAN_VALIDATION=1 accel conformance --reasons --device-timeout 120s \
-        --json "$OUT/conformance.json"
-
-    for provider in opencl vulkan; do
-        step "bench $provider"
-        bounded 60 160 accel bench "$provider" ${BENCH_QUICK:+--quick} --json "/tmp/bench-$provider/results.json" \
-            --plot "/tmp/bench-$provider"
-        cp "/tmp/bench-$provider/results.json" "$OUT/bench-$provider.json" 2>/dev/null \
-            || echo "no bench results for $provider"
+    for s in $STEPS; do
+        case $s in
+        devices)
+            step "devices"
+            bounded 0 60 accel devices --json > "$OUT/devices.json"
+            bounded 0 60 accel devices -v ;;
+        conformance)
+            step "conformance (Vulkan under the validation layer)"
+            bounded 60 150 env ACCEL_VULKAN_VALIDATION=1 accel conformance --reasons --device-timeout 120s \
+                --json "$OUT/conformance.json" ;;
+        bench-*)
+            local provider=${s#bench-}
+            step "bench $provider"
+            bounded 60 160 accel bench "$provider" ${BENCH_QUICK:+--quick} --json "/tmp/bench-$provider/results.json" \
+                --plot "/tmp/bench-$provider"
+            cp "/tmp/bench-$provider/results.json" "$OUT/bench-$provider.json" 2>/dev/null \
+                || echo "no bench results for $provider" ;;
+        probe)
+            step "Vulkan instance probe"
+            bounded 30 90 python3 tools/device/vk_instance_probe.py 100 64 ;;
+        pytest-vulkan)
+            step "Vulkan provider tests alone, tracked"
+            ACCEL_TRACK_FILE=$OUT/track-vulkan.tsv PYTHONPATH=$PYTHONPATH:$PWD/tools/device \
+                bounded 30 120 python3 -m pytest tests/vulkan -q -p no:cacheprovider -p pytest_track --timeout 60 \
+                -o addopts='--strict-markers --import-mode=importlib' -rfEs ;;
+        pytest)
+            step "provider test suites on the GPU, tracked"
+            ACCEL_TRACK_FILE=$OUT/track-all.tsv PYTHONPATH=$PYTHONPATH:$PWD/tools/device \
+                bounded 5 200 python3 -m pytest tests/opencl tests/vulkan -q -p no:cacheprovider -p pytest_track \
+                --timeout 60 -o addopts='--strict-markers --import-mode=importlib' -rfEs --junitxml "$OUT/pytest.xml" ;;
+        *) echo "unknown step $s" ;;
+        esac
     done
-
-    step "provider test suites on the GPU"
-    bounded 5 200 python3 -m pytest tests/opencl tests/vulkan -q -p no:cacheprovider --timeout 60 \
-        -o addopts='--strict-markers --import-mode=importlib' -rfEs --junitxml "$OUT/pytest.xml"
     step "done"
 }
 
