@@ -360,6 +360,7 @@ class VulkanAccelerator:
                     native("vkQueueWaitIdle", q.native_queue)
                 except BackendError:
                     pass
+                recording.reusable = False  # its state after a failed vkQueueSubmit is unknown: freed, never cached
                 submission.finish(event, EventState.failed(error))
                 raise SubmitIndeterminate(error, event) from error
             return event

@@ -47,6 +47,8 @@ class Recording:
     descriptor_set: Any
     from_cache: bool = False
     """True when the current user took it from the cache (a rejected submission gives it back, not frees it)."""
+    reusable: bool = True
+    """False once a submission of it failed in an unknown way: it is freed, never cached again."""
 
     def names(self, handle: object) -> bool:
         return handle is self.program or any(b is handle for b in self.buffers)

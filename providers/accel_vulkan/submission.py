@@ -430,7 +430,7 @@ def release(event: VulkanEvent, ledger: Ledger, *, keep: bool = True) -> None:
         return
     event.recording = None
     context = event.queue.context
-    if keep:
+    if keep and recording.reusable:
         _free_all(context, context.recordings.give(recording), ledger)
     else:
         _free(context, recording, ledger)

@@ -250,3 +250,46 @@ def test_events_of_one_queue_polled_in_any_order(rig: Rig) -> None:
         assert compare(case, 1, rig.read(dst)) is None
     for event in events:
         rig.accel.destroy_event(event)
+
+
+@pytest.mark.parametrize("kind", [ErrorKind.OUT_OF_MEMORY, ErrorKind.EXTERNAL], ids=["oom", "unknown"])
+def test_failed_hand_over_keeps_the_books(rig: Rig, monkeypatch: pytest.MonkeyPatch, kind: ErrorKind) -> None:
+    """A vkQueueSubmit failure (injected in front of the real hand-over, which is then not called).
+
+    Out of memory: SubmitRejected, the cached recording goes back. Anything else: SubmitIndeterminate,
+    the event ends Failed and its recording is freed on destroy, never cached again.
+    """
+    from accel_vulkan import submission
+
+    from accelcore import BackendError, SubmitIndeterminate
+
+    program = _program(rig)
+    case = make_case("conformance", 64, 9)
+    src, dst = rig.buffer(case.initial_bytes(0), R), rig.buffer(case.initial_bytes(1), W)
+    bindings = rig.bind({0: (src, R), 1: (dst, W)})
+    rig.accel.destroy_event(_run(rig, program, bindings))
+    before = {k: v for k, v in rig.accel.live_resources().items() if v}
+
+    def failing(event: Any) -> None:
+        if kind is ErrorKind.EXTERNAL:
+            raise BackendError.external(0x564B0001, -13, "injected vkQueueSubmit failure (VK_ERROR_UNKNOWN)")
+        raise BackendError(kind, "injected vkQueueSubmit failure")
+
+    monkeypatch.setattr(submission, "hand_over", failing)
+    if kind is ErrorKind.OUT_OF_MEMORY:
+        with pytest.raises(SubmitRejected) as rejected:
+            rig.accel.submit(rig.queue, program, bindings, Timeout.INFINITE)
+        assert rejected.value.kind is ErrorKind.OUT_OF_MEMORY
+        assert {k: v for k, v in rig.accel.live_resources().items() if v} == before and _cached(rig) == 1
+        return
+    with pytest.raises(SubmitIndeterminate) as unknown:
+        rig.accel.submit(rig.queue, program, bindings, Timeout.INFINITE)
+    event = unknown.value.event
+    state = rig.accel.poll_event(event)
+    assert state.error is not None and state.error.kind is ErrorKind.EXTERNAL
+    assert _cached(rig) == 0
+    rig.accel.destroy_event(event)
+    assert _cached(rig) == 0 and _live(rig, "VkCommandBuffer") == 0
+    monkeypatch.undo()
+    rig.accel.destroy_event(_run(rig, program, bindings))  # records afresh and runs right
+    assert compare(case, 1, rig.read(dst)) is None and _cached(rig) == 1
