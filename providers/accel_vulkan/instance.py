@@ -58,6 +58,10 @@ class PhysicalDescription:
     max_per_stage_resources: int
     max_workgroup_count: tuple[int, int, int]
     min_storage_buffer_offset_alignment: int
+    allocation_alignment: int
+    """A lower bound on every ``VkDeviceMemory`` base address: the largest of the storage, uniform and
+    texel buffer offset alignments. Each is an alignment requirement of the implementation for some
+    buffer, and the spec guarantees that ``vkAllocateMemory`` meets every one of those."""
     non_coherent_atom_size: int
     max_push_constants_size: int
     memory_types: tuple[MemoryType, ...]
@@ -196,6 +200,11 @@ def describe(index: int, physical: Any) -> PhysicalDescription:
             int(limits.maxComputeWorkGroupCount[2]),
         ),
         min_storage_buffer_offset_alignment=int(limits.minStorageBufferOffsetAlignment),
+        allocation_alignment=max(
+            int(limits.minStorageBufferOffsetAlignment),
+            int(limits.minUniformBufferOffsetAlignment),
+            int(limits.minTexelBufferOffsetAlignment),
+        ),
         non_coherent_atom_size=int(limits.nonCoherentAtomSize),
         max_push_constants_size=int(limits.maxPushConstantsSize),
         memory_types=types,

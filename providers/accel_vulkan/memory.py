@@ -4,10 +4,14 @@ Promise: the memory type is chosen by domain from the types the buffer's
 ``memoryTypeBits`` allow (Host: host-visible + coherent, preferring types
 that are not device-local; Device: device-local, preferring types that are
 not host-visible; Shared: device-local + host-visible, preferring coherent).
-``BufferInfo`` reports ``VkMemoryRequirements.size`` and ``alignment`` and the
-chosen type's real flags. A domain no allowed type honours, or an alignment
-stronger than the device guarantees, is refused (UNSUPPORTED) before any
-memory is allocated. Host-visible memory is mapped once, for the buffer's
+``BufferInfo`` reports ``VkMemoryRequirements.size``, the chosen type's real
+flags and the alignment the buffer really has: it is bound at offset 0 of its
+own allocation, so it is aligned to at least the larger of its own
+``VkMemoryRequirements.alignment`` and the allocation base alignment every
+``vkAllocateMemory`` meets (``PhysicalDescription.allocation_alignment``; NVIDIA
+asks only 16 for a storage buffer but aligns allocations to 64 or more). A
+domain no allowed type honours, or an alignment stronger than that, is refused
+(UNSUPPORTED) before any memory is allocated. Host-visible memory is mapped once, for the buffer's
 life. Nothing is copied; on failure nothing is retained.
 """
 
@@ -96,12 +100,13 @@ def allocate(
     try:
         requirements = native("vkGetBufferMemoryRequirements", device, buffer)
         size = int(requirements.size)
-        alignment = int(requirements.alignment)
+        alignment = max(int(requirements.alignment), description.allocation_alignment)
         if desc.alignment > alignment:
             raise BackendError(
                 ErrorKind.UNSUPPORTED,
                 f"alignment {desc.alignment} is stronger than this device guarantees for buffers "
-                f"(VkMemoryRequirements.alignment {alignment}); request {alignment} or less",
+                f"(VkMemoryRequirements.alignment {int(requirements.alignment)}, allocation base alignment "
+                f"{description.allocation_alignment}); request {alignment} or less",
             )
         chosen = choose_type(description, desc.domain, int(requirements.memoryTypeBits), size)
         if chosen is None:
