@@ -396,7 +396,8 @@ class OpenCLAccelerator:
         bindings: Sequence[BindingRef[OpenCLBuffer]],
         timeout: Timeout,
     ) -> OpenCLEvent:
-        deadline = None if timeout.is_infinite else time.monotonic_ns() + int(timeout.ns or 0)
+        ns = timeout.ns
+        deadline = None if ns is None else time.monotonic_ns() + int(ns)
         try:
             plan = self._check_submission(queue, program, bindings)
         except BackendError as error:
@@ -554,12 +555,13 @@ class OpenCLAccelerator:
         try:
             if event.__class__ is not OpenCLEvent or event.owner != self._owner or not event.live:
                 self._mine(event, OpenCLEvent, "event")
-            state = self.poll_event(event)
+            submission = event.submission
+            if submission.phase is not Phase.ENDED:
+                submission.queue.gates.poll(submission)
         except BackendError as error:
             raise ReleaseRejected(error, event) from None
-        if state.status is EventStatus.PENDING:
+        if submission.state.status is EventStatus.PENDING:
             raise ReleaseRejected(event_still_pending(), event)
-        submission = event.submission
         failure: BackendError | None = None
         if submission.sub_buffers:
             for sub in submission.sub_buffers:

@@ -168,6 +168,7 @@ class QueueGates:
         self._errors = native_errors()
         self._user_event = cl.UserEvent
         self._enqueue_kernel = cl.enqueue_nd_range_kernel
+        self._status_info = cl.event_info.COMMAND_EXECUTION_STATUS
         self.callbacks_armed = 0
         """How many RUNNING callbacks the policy needed (for measurements)."""
         self.ungated = 0
@@ -352,7 +353,7 @@ class QueueGates:
             phase = submission.phase
             if phase is Phase.RELEASED:
                 try:
-                    status = int(submission.kernel_event.command_execution_status)
+                    status = int(submission.kernel_event.get_info(self._status_info))
                 except self._errors as exc:
                     raise cl_error(exc, "clGetEventInfo", "polling a submission") from exc
                 if status == _CL_COMPLETE:
