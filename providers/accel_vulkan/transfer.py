@@ -24,7 +24,7 @@ from accelcore import BackendError, ByteSink, ByteSource, ErrorKind, MemorySink,
 from ._binding import ffi, vk
 from .accounting import Ledger
 from .device_info import domain_flags
-from .errors import native
+from .errors import check, native
 from .handles import VulkanBuffer, VulkanContext
 from .instance import PhysicalDescription
 
@@ -43,6 +43,72 @@ class Staging:
     view: memoryview
     command_buffer: Any
     fence: Any
+    prebuilt: StagedCopy | None = None
+    """The cffi structures every staged chunk reuses (built once with the staging objects)."""
+
+
+@dataclass(eq=False)
+class StagedCopy:
+    """Structures for one staged chunk, built once per context: each chunk only writes ``region``.
+
+    ``barriers[to_host]`` are the (before, after) memory barriers of a copy to / from the host.
+    """
+
+    command_buffers: Any
+    fences: Any
+    begin: Any
+    submit: Any
+    region: Any
+    barriers: dict[bool, tuple[Any, Any]]
+
+
+def _prebuild(command_buffer: Any, fence: Any) -> StagedCopy:
+    binding = vk()
+    f = ffi()
+    command_buffers = f.new("VkCommandBuffer[1]", [command_buffer])
+
+    def barrier(src: int, dst: int) -> Any:
+        return f.new(
+            "VkMemoryBarrier*",
+            {"sType": binding.VK_STRUCTURE_TYPE_MEMORY_BARRIER, "srcAccessMask": src, "dstAccessMask": dst},
+        )
+
+    # Earlier shader writes to the buffer become visible to the copy; the copy's writes become visible to
+    # the host (read) or to later shaders (write).
+    before = barrier(
+        binding.VK_ACCESS_SHADER_WRITE_BIT | binding.VK_ACCESS_TRANSFER_WRITE_BIT,
+        binding.VK_ACCESS_TRANSFER_READ_BIT | binding.VK_ACCESS_TRANSFER_WRITE_BIT,
+    )
+    return StagedCopy(
+        command_buffers=command_buffers,
+        fences=f.new("VkFence[1]", [fence]),
+        begin=f.new(
+            "VkCommandBufferBeginInfo*",
+            {
+                "sType": binding.VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO,
+                "flags": binding.VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT,
+            },
+        ),
+        submit=f.new(
+            "VkSubmitInfo*",
+            {
+                "sType": binding.VK_STRUCTURE_TYPE_SUBMIT_INFO,
+                "commandBufferCount": 1,
+                "pCommandBuffers": command_buffers,
+            },
+        ),
+        region=f.new("VkBufferCopy*"),
+        barriers={
+            True: (before, barrier(binding.VK_ACCESS_TRANSFER_WRITE_BIT, binding.VK_ACCESS_HOST_READ_BIT)),
+            False: (
+                before,
+                barrier(
+                    binding.VK_ACCESS_TRANSFER_WRITE_BIT,
+                    binding.VK_ACCESS_SHADER_READ_BIT | binding.VK_ACCESS_SHADER_WRITE_BIT,
+                ),
+            ),
+        },
+    )
 
 
 def check_transfer(buffer: VulkanBuffer, offset: int, length: int, *, write: bool) -> None:
@@ -138,60 +204,59 @@ def _copy(
     size: int,
     to_host: bool,
 ) -> None:
-    """Record and run one buffer copy on the context's first queue; wait for it with the fence."""
+    """Record and run one buffer copy on the context's first queue; wait for it with the fence.
+
+    Raw loader calls over the staging's prebuilt structures; results → :func:`~accel_vulkan.errors.check`.
+    """
     binding = vk()
+    lib = binding.lib
+    null = ffi().NULL
     device = context.device
     cmd = staging.command_buffer
-    native("vkResetCommandBuffer", cmd, 0)
-    begin = binding.VkCommandBufferBeginInfo(flags=binding.VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT)
-    native("vkBeginCommandBuffer", cmd, begin)
-    # Earlier shader writes to the buffer become visible to the copy.
-    before = binding.VkMemoryBarrier(
-        srcAccessMask=binding.VK_ACCESS_SHADER_WRITE_BIT | binding.VK_ACCESS_TRANSFER_WRITE_BIT,
-        dstAccessMask=binding.VK_ACCESS_TRANSFER_READ_BIT | binding.VK_ACCESS_TRANSFER_WRITE_BIT,
-    )
-    native(
-        "vkCmdPipelineBarrier",
+    prebuilt = staging.prebuilt
+    assert prebuilt is not None
+    check(lib.vkResetCommandBuffer(cmd, 0), "vkResetCommandBuffer")
+    check(lib.vkBeginCommandBuffer(cmd, prebuilt.begin), "vkBeginCommandBuffer")
+    before, after = prebuilt.barriers[to_host]
+    lib.vkCmdPipelineBarrier(
         cmd,
         binding.VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT | binding.VK_PIPELINE_STAGE_TRANSFER_BIT,
         binding.VK_PIPELINE_STAGE_TRANSFER_BIT,
         0,
         1,
-        [before],
+        before,
         0,
-        None,
+        null,
         0,
-        None,
+        null,
     )
-    region = binding.VkBufferCopy(srcOffset=src_offset, dstOffset=dst_offset, size=size)
-    native("vkCmdCopyBuffer", cmd, src, dst, 1, [region])
-    after = binding.VkMemoryBarrier(
-        srcAccessMask=binding.VK_ACCESS_TRANSFER_WRITE_BIT,
-        dstAccessMask=binding.VK_ACCESS_HOST_READ_BIT
-        if to_host
-        else binding.VK_ACCESS_SHADER_READ_BIT | binding.VK_ACCESS_SHADER_WRITE_BIT,
-    )
-    native(
-        "vkCmdPipelineBarrier",
+    region = prebuilt.region
+    region.srcOffset = src_offset
+    region.dstOffset = dst_offset
+    region.size = size
+    lib.vkCmdCopyBuffer(cmd, src, dst, 1, region)
+    lib.vkCmdPipelineBarrier(
         cmd,
         binding.VK_PIPELINE_STAGE_TRANSFER_BIT,
         binding.VK_PIPELINE_STAGE_HOST_BIT if to_host else binding.VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT,
         0,
         1,
-        [after],
+        after,
         0,
-        None,
+        null,
         0,
-        None,
+        null,
     )
-    native("vkEndCommandBuffer", cmd)
-    submit = binding.VkSubmitInfo(commandBufferCount=1, pCommandBuffers=[cmd])
-    native("vkQueueSubmit", context.native_queues[0], 1, [submit], staging.fence)
+    check(lib.vkEndCommandBuffer(cmd), "vkEndCommandBuffer")
+    check(lib.vkQueueSubmit(context.native_queues[0], 1, prebuilt.submit, staging.fence), "vkQueueSubmit")
     try:
-        native("vkWaitForFences", device, 1, [staging.fence], binding.VK_TRUE, FENCE_WAIT_NS, what="staged copy")
+        check(
+            lib.vkWaitForFences(device, 1, prebuilt.fences, binding.VK_TRUE, FENCE_WAIT_NS),
+            "vkWaitForFences",
+            "staged copy",
+        )
     finally:
-        native("vkResetFences", device, 1, [staging.fence])
-    del submit, region, before, after, begin
+        check(lib.vkResetFences(device, 1, prebuilt.fences), "vkResetFences")
 
 
 def _staging(context: VulkanContext, description: PhysicalDescription, ledger: Ledger) -> Staging:
@@ -241,7 +306,9 @@ def _staging(context: VulkanContext, description: PhysicalDescription, ledger: L
     except BaseException:
         _destroy(context, made, ledger)
         raise
-    made_staging = Staging(buffer, memory, mapping, memoryview(mapping).cast("B"), command_buffer, fence)
+    made_staging = Staging(
+        buffer, memory, mapping, memoryview(mapping).cast("B"), command_buffer, fence, _prebuild(command_buffer, fence)
+    )
     context.staging = made_staging
     return made_staging
 
