@@ -269,6 +269,11 @@ class QueueGates:
         """
         program = submission.program
         gate = None
+        if gated and self._dirty:
+            # Flush what is released before a gated command joins the queue: rusticl runs a flushed
+            # batch as a unit, so a released kernel flushed together with a closed gate behind it
+            # waits for that gate - which opens only once the kernel started (a deadlock, seen).
+            self._flush_locked()
         call = "clCreateUserEvent"
         try:
             if gated:

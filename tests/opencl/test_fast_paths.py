@@ -176,3 +176,22 @@ def test_only_a_submission_that_must_wait_gets_a_gate(rig: Any, make_package: An
     rig.accel.cancel_event(held)
     assert rig.accel.poll_event(held) == EventState.CANCELLED
     assert np.array_equal(_values(rig, dst), np.arange(N, dtype=np.uint32) * 2 + 1)
+
+
+def test_pipelined_submissions_all_complete(rig: Any, make_package: Any) -> None:
+    """Many submissions in flight (released, gated and deferred at once) all reach Complete.
+
+    Regression: with one flush per pump, rusticl got a released kernel and the closed gate
+    behind it in one flushed batch and ran neither (it waits for the whole batch's gates).
+    """
+    program = rig.load(make_package())
+    src = rig.buffer(np.arange(N, dtype=np.uint32), "r")
+    dst = rig.buffer(np.full(N, SENTINEL, np.uint32), "w")
+    whole = BufferRange(0, N * 4)
+    bindings = [BindingRef(0, src, whole, R), BindingRef(1, dst, whole, W)]
+    events = [rig.accel.submit(rig.queue, program, bindings, Timeout.INFINITE) for _ in range(40)]
+    phases = {event.submission.phase.name for event in events}
+    for index, event in enumerate(events):
+        assert rig.wait(event, limit_s=10.0) == EventState.COMPLETE, f"submission {index} of {phases}"
+        rig.accel.destroy_event(event)
+    assert np.array_equal(_values(rig, dst), np.arange(N, dtype=np.uint32) * 2 + 1)
