@@ -27,8 +27,14 @@ released one cannot be taken back: cancel loses (BUSY) and it runs to its
 end. A deferred or gated submission whose deadline has passed ends
 Failed(DEADLINE_EXPIRED) the same way. Everything happens under the queue's
 lock, so cancellation, expiry, release and completion reach exactly one
-terminal state. After every gate change the queue is flushed (rusticl acts
-only on a flushed queue).
+terminal state. Enqueues and gate changes are flushed once at the end of each
+pump, and released work is flushed before a gated command joins the queue
+(rusticl acts only on a flushed queue, and runs a flushed batch as a unit: a
+released kernel flushed together with the closed gate behind it never runs).
+
+A submission the policy would release in the same pump that enqueues it is
+enqueued without a gate (it is Released from the start); only a submission
+that must wait gets one.
 
 In hold mode (the conformance hook) gates open only on an explicit
 :meth:`QueueGates.release_held`.
