@@ -107,7 +107,7 @@ class _Argument:
 class _LaunchPlan:
     """What a checked binding list launches (immutable; cached on the program, see ``_check_submission``)."""
 
-    __slots__ = ("arguments", "buffers", "count_argument", "global_size", "key", "local_size")
+    __slots__ = ("arguments", "buffers", "count_argument", "global_size", "key", "local_size", "natives", "ranged")
 
     def __init__(
         self,
@@ -124,6 +124,11 @@ class _LaunchPlan:
         self.count_argument = count_argument
         self.global_size = global_size
         self.local_size = local_size
+        self.natives = tuple((a.index, a.buffer.native) for a in arguments if a.whole)
+        """(argument index, native buffer) of the whole-buffer bindings: the same on every use (a
+        buffer's native object is fixed while it is live, and a plan is used only for live buffers)."""
+        self.ranged = tuple(a for a in arguments if not a.whole)
+        """The partial-range bindings: each use makes its own sub-buffers."""
 
 
 class OpenCLAccelerator:
@@ -487,8 +492,8 @@ class OpenCLAccelerator:
         self, queue: OpenCLQueue, program: OpenCLProgram, plan: _LaunchPlan, deadline_ns: int | None
     ) -> OpenCLEvent:
         sub_buffers: list[Any] = []
-        arguments: list[tuple[int, Any]] = []
-        for argument in plan.arguments:
+        arguments: Sequence[tuple[int, Any]] = plan.natives
+        for argument in plan.ranged:
             native = argument.buffer.native
             if not argument.whole:
                 try:
@@ -503,7 +508,7 @@ class OpenCLAccelerator:
                     )
                     raise SubmitRejected(error) from None
                 sub_buffers.append(native)
-            arguments.append((argument.index, native))
+            arguments = [*arguments, (argument.index, native)]
         submission = Submission(
             queue,
             program,

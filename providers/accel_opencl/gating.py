@@ -118,7 +118,7 @@ class Submission:
         program: OpenCLProgram,
         buffers: Sequence[OpenCLBuffer],
         sub_buffers: list[Any],
-        arguments: list[tuple[int, Any]],
+        arguments: Sequence[tuple[int, Any]],
         count_argument: tuple[int, int] | None,
         global_size: tuple[int, int, int],
         local_size: tuple[int, int, int],
