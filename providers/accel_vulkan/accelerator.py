@@ -1,8 +1,12 @@
 """``VulkanAccelerator``: the ``Accelerator`` contract over the ``vulkan`` cffi binding.
 
-One provider instance owns one ``VkInstance`` (optionally with the Khronos
-validation layer and a message log) and drives one physical device; every
-context is its own ``VkDevice``. Every method validates with the accelcore
+One provider instance drives one physical device through the process's
+shared ``VkInstance`` of its validation mode (:func:`.instance.acquire`;
+never destroyed while the process runs, see docs/vulkan.md "One instance per
+process"); it owns only its contexts, each its own ``VkDevice``, and what
+they hold. Validation messages are attributed by time window: an instance
+reports the shared log's messages that arrived between its open and its
+close, so two instances open at once in one process see each other's. Every method validates with the accelcore
 validators first, then calls the modules that own the native objects
 (:mod:`.memory`, :mod:`.transfer`, :mod:`.pipeline`, :mod:`.submission`).
 Calls are serialised by one lock per instance. Handles are provider-owned
@@ -52,6 +56,7 @@ from accelcore.refusals import (
 )
 
 from . import context as context_ops
+from . import instance as instances
 from . import memory, pipeline, submission, transfer
 from .accounting import Ledger
 from .device_info import MAX_CONTEXTS, build_device_info
@@ -65,7 +70,7 @@ from .handles import (
     VulkanProgram,
     VulkanQueue,
 )
-from .instance import VulkanInstance, describe, validation_default
+from .instance import describe, validation_default
 from .recording import Plan, PlanMemo
 from .validation import ValidationMessage
 
@@ -98,7 +103,9 @@ class VulkanAccelerator:
         self._map_device_domain = map_device_domain
         self._contexts: list[VulkanContext] = []
         self._live: dict[str, dict[Any, None]] = {"buffer": {}, "program": {}, "queue": {}, "event": {}}
-        self._instance = VulkanInstance(validation_enabled=validation_default() if validation is None else validation)
+        self._closed = False
+        self._mark_end: int | None = None
+        self._instance, self._mark = instances.acquire(validation_default() if validation is None else validation)
         try:
             physicals = self._instance.physical_devices()
             chosen = None
@@ -120,7 +127,8 @@ class VulkanAccelerator:
             self._info = build_device_info(self.description)
             self._info.validate()
         except BaseException:
-            self._instance.close()
+            self._closed = True
+            instances.release(self._instance)
             raise
         self._held_all = False
 
@@ -141,7 +149,7 @@ class VulkanAccelerator:
             owner = record.context.owner
         if owner is not self._token:
             raise foreign_handle(what)
-        if self._instance.closed:
+        if self._closed:
             raise BackendError(ErrorKind.INVALID_ARGUMENT, "this provider instance was closed")
         return handle
 
@@ -164,9 +172,15 @@ class VulkanAccelerator:
 
     @property
     def validation_messages(self) -> list[ValidationMessage]:
-        """Messages the validation layer reported so far (empty when validation is off)."""
+        """Messages of the shared log that arrived while this instance was open (empty when validation is off).
+
+        The window runs from open to the end of :meth:`close` (so teardown messages count); messages of
+        another instance open at the same time in this process fall in it too.
+        """
         log = self._instance.log
-        return [] if log is None else log.messages
+        if log is None:
+            return []
+        return log.window(self._mark, self._mark_end)
 
     @property
     def validation_enabled(self) -> bool:
@@ -191,6 +205,8 @@ class VulkanAccelerator:
 
     def create_context(self, desc: ContextDesc) -> VulkanContext:
         with self._lock:
+            if self._closed:
+                raise BackendError(ErrorKind.INVALID_ARGUMENT, "this provider instance was closed")
             self._info.validate_context_desc(desc)
             live = sum(1 for c in self._contexts if c.state is HandleState.LIVE)
             if live >= MAX_CONTEXTS:
@@ -526,12 +542,12 @@ class VulkanAccelerator:
     # ------------------------------------------------------------------ teardown
 
     def close(self) -> None:
-        """Wait for every device, destroy whatever is still live (child before parent), then the instance.
+        """Wait for every device, destroy whatever is still live (child before parent), then its devices.
 
-        Idempotent. Handles still held by callers become unusable.
+        The shared ``VkInstance`` stays alive. Idempotent. Handles still held by callers become unusable.
         """
         with self._lock:
-            if self._instance.closed:
+            if self._closed:
                 return
             try:
                 for ctx in self._contexts:
@@ -555,16 +571,22 @@ class VulkanAccelerator:
                     ctx.state = HandleState.RELEASED
                 self._contexts.clear()
             finally:
-                self._instance.close()
+                self._closed = True
+                log = self._instance.log
+                self._mark_end = None if log is None else len(log)
+                instances.release(self._instance)
+
+    @property
+    def closed(self) -> bool:
+        return self._closed
 
     def __del__(self) -> None:
-        instance = getattr(self, "_instance", None)
-        if instance is not None and not instance.closed:
+        if getattr(self, "_instance", None) is not None and not getattr(self, "_closed", True):
             try:
                 self.close()
             except Exception:
                 pass
 
     def __repr__(self) -> str:
-        state = "closed" if self._instance.closed else "open"
+        state = "closed" if self._closed else "open"
         return f"VulkanAccelerator({self.description.name!r}, {state}, validation={self.validation_enabled})"

@@ -1,11 +1,12 @@
-"""The ``vulkan`` provider family: discovery, fresh instances and conformance inputs.
+"""The ``vulkan`` provider family: discovery, fresh provider instances and conformance inputs.
 
 Promise: :meth:`VulkanFamily.discover` lists every physical device at or
 above the baseline (Vulkan 1.2 with timeline semaphores and a compute
 queue), indexed by enumeration order; a device below it is not offered and
 the reason is kept in :attr:`VulkanFamily.not_offered` (and logged). No
 usable device, a missing binding or loader → ProviderUnavailable with the
-reason. Discovery creates one temporary instance and destroys it.
+reason. Discovery uses the process's shared instance (without validation),
+so discovering any number of times creates at most that one instance.
 """
 
 from __future__ import annotations
@@ -62,8 +63,12 @@ class InstanceFactory:
 
     @property
     def messages(self) -> list[Any]:
-        """Every validation message of every instance built so far."""
-        return [m for a in self._logs for m in a.validation_messages]
+        """Every validation message of every instance built so far (each once, even where windows overlap)."""
+        seen: dict[int, Any] = {}
+        for made in self._logs:
+            for message in made.validation_messages:
+                seen.setdefault(id(message), message)
+        return list(seen.values())
 
 
 class VulkanFamily:
@@ -75,18 +80,16 @@ class VulkanFamily:
         self.not_offered: list[str] = []
 
     def discover(self) -> Sequence[DeviceEntry]:
-        from .instance import VulkanInstance, describe
+        from .instance import describe, shared_instance
 
         try:
-            instance = VulkanInstance()
+            instance = shared_instance(False)
         except BackendError as error:
             raise ProviderUnavailable(PROVIDER, f"cannot create a Vulkan instance: {error}") from error
         try:
             descriptions = [describe(i, p) for i, p in enumerate(instance.physical_devices())]
         except BackendError as error:
             raise ProviderUnavailable(PROVIDER, f"cannot enumerate Vulkan devices: {error}") from error
-        finally:
-            instance.close()
         entries = []
         self.not_offered = []
         for d in descriptions:

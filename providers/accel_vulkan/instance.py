@@ -1,8 +1,15 @@
-"""One ``VkInstance`` (optionally with the validation layer) and what its physical devices answer.
+"""The process's ``VkInstance`` per validation mode, and what its physical devices answer.
 
 Promise: :class:`VulkanInstance` owns exactly one instance and, with
 validation, one debug-utils messenger feeding a :class:`ValidationLog`;
-``close()`` destroys both once. :func:`describe` reads a physical device's
+``close()`` destroys both once. :func:`shared_instance` / :func:`acquire`
+create at most one instance per validation mode per process (thread-safe)
+and never destroy it while the process runs: NVIDIA's driver refuses every
+``vkCreateInstance`` after ~30 create/destroy cycles in one process
+(docs/vulkan.md, "One instance per process"). An ``atexit`` hook destroys a
+shared instance only when no user still holds it; otherwise the OS reclaims
+it. :func:`instances_created` counts the instances this process created.
+:func:`describe` reads a physical device's
 own answers (properties, IDs, limits, features, memory types, queue families)
 into an immutable :class:`PhysicalDescription`, including ``not_offered``:
 why the device is below this provider's baseline (Vulkan 1.2 with timeline
@@ -11,7 +18,9 @@ semaphores and a compute queue), or None.
 
 from __future__ import annotations
 
+import atexit
 import os
+import threading
 from dataclasses import dataclass
 from typing import Any
 
@@ -24,6 +33,10 @@ BASELINE = version(1, 2)
 
 VALIDATION_ENV = "ACCEL_VULKAN_VALIDATION"
 """Set to 1 to enable the Khronos validation layer for instances that do not say otherwise."""
+
+
+_count_lock = threading.Lock()
+_created = 0
 
 
 def validation_default() -> bool:
@@ -218,7 +231,11 @@ def describe(index: int, physical: Any) -> PhysicalDescription:
 
 
 class VulkanInstance:
-    """One ``VkInstance`` at API 1.2, with the validation layer and a message log when asked."""
+    """One ``VkInstance`` at API 1.2, with the validation layer and a message log when asked.
+
+    Use :func:`shared_instance` / :func:`acquire` rather than constructing one: each construction is a
+    ``vkCreateInstance``, and NVIDIA allows only ~30 of those per process.
+    """
 
     def __init__(self, *, validation_enabled: bool = False, application: str = "accelcore") -> None:
         binding = vk()
@@ -258,6 +275,9 @@ class VulkanInstance:
             ppEnabledExtensionNames=extensions or None,
         )
         self.instance = native("vkCreateInstance", create, None)
+        global _created
+        with _count_lock:
+            _created += 1
         del create, app
         if messenger_info is not None:
             try:
@@ -288,3 +308,68 @@ class VulkanInstance:
             self._destroy_messenger(self.instance, self._messenger, None)
             self._messenger = None
         native("vkDestroyInstance", self.instance, None)
+
+
+_registry_lock = threading.Lock()
+_shared: dict[bool, VulkanInstance] = {}
+_users: dict[bool, int] = {}
+
+
+def instances_created() -> int:
+    """How many ``VkInstance`` objects this process has created through :class:`VulkanInstance` (shared or not)."""
+    with _count_lock:
+        return _created
+
+
+def shared_instance(validation_enabled: bool) -> VulkanInstance:
+    """The process's instance for this validation mode: created on first use, the same object afterwards.
+
+    Failure (no loader, loader below 1.2, validation layer missing) raises and leaves nothing cached,
+    so a later call tries again. The caller does not own the instance and must not close it.
+    """
+    with _registry_lock:
+        return _get(bool(validation_enabled))
+
+
+def acquire(validation_enabled: bool) -> tuple[VulkanInstance, int]:
+    """Hold the shared instance of this mode for one user (an accelerator) until :func:`release`.
+
+    Returns the instance and the user's starting mark in its validation log: 0 when this call
+    created the instance (its creation messages belong to the first user), else the log's length.
+    """
+    mode = bool(validation_enabled)
+    with _registry_lock:
+        fresh = mode not in _shared
+        instance = _get(mode)
+        _users[mode] = _users.get(mode, 0) + 1
+        mark = 0 if fresh or instance.log is None else len(instance.log)
+        return instance, mark
+
+
+def release(instance: VulkanInstance) -> None:
+    """One user of ``instance`` is done with it; the instance stays alive (idempotence is the caller's)."""
+    mode = instance.validation_enabled
+    with _registry_lock:
+        if _shared.get(mode) is instance and _users.get(mode, 0) > 0:
+            _users[mode] -= 1
+
+
+def _get(mode: bool) -> VulkanInstance:
+    instance = _shared.get(mode)
+    if instance is None:
+        instance = VulkanInstance(validation_enabled=mode)
+        _shared[mode] = instance
+    return instance
+
+
+@atexit.register
+def _close_unused_at_exit() -> None:
+    """At interpreter exit, destroy each shared instance nobody holds; a held one is left to the OS."""
+    with _registry_lock:
+        for mode, instance in list(_shared.items()):
+            if _users.get(mode, 0) == 0:
+                del _shared[mode]
+                try:
+                    instance.close()
+                except Exception:  # exiting: nothing useful to do with a failed destroy
+                    pass

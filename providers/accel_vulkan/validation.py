@@ -36,7 +36,11 @@ class ValidationMessage:
 
 
 class ValidationLog:
-    """Messages collected from one instance's messenger, in arrival order (thread-safe)."""
+    """Messages collected from one instance's messenger, in arrival order (thread-safe, append-only).
+
+    The instance is shared by every accelerator of its validation mode in the process; each one reads
+    the :meth:`window` between the log lengths it marked at open and at close.
+    """
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
@@ -50,6 +54,11 @@ class ValidationLog:
     def messages(self) -> list[ValidationMessage]:
         with self._lock:
             return list(self._messages)
+
+    def window(self, start: int, end: int | None = None) -> list[ValidationMessage]:
+        """Messages ``start`` (inclusive) to ``end`` (exclusive; None: up to now) in arrival order."""
+        with self._lock:
+            return self._messages[start:end]
 
     def __len__(self) -> int:
         with self._lock:
