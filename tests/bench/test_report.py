@@ -88,6 +88,12 @@ def test_verdicts_apply_the_issue_thresholds() -> None:
     assert result["transfer_vs_memcpy"]["met"] is True
     assert result["round_trip_vs_raw"]["value"] == pytest.approx(1.2) and result["round_trip_vs_raw"]["met"]
     assert result["round_trip_vs_wgpu"]["met"] is True
+    # The faster raw way to wait is the baseline.
+    polled = _device(
+        round_trip={"ours": {"median_s": 120e-6}, "raw": {"median_s": 100e-6}, "raw-poll": {"median_s": 80e-6}}
+    )
+    judged = {v["target"]: v for v in verdicts({"devices": [polled]})["vulkan:0"]}["round_trip_vs_raw"]
+    assert judged["value"] == pytest.approx(1.5) and judged["met"] is False and "raw-poll" in judged["detail"]
     assert result["submit_overhead"]["met"] is True
     assert result["poll_overhead"]["met"] is False
     assert result["warm_load"]["met"] is True

@@ -66,7 +66,7 @@ def test_transfer_rows_cover_every_domain_direction_and_size(quick_run: tuple[di
 def test_round_trip_sides_ran_the_kernel(quick_run: tuple[dict[str, Any], Path]) -> None:
     document, _ = quick_run
     for device in _devices(document):
-        expected = {"raw", "ours", "provider-direct"}
+        expected = {"raw", "raw-poll", "ours", "provider-direct"}
         if device["api"] == "opencl":
             expected.add("raw-gated")
         if device["api"] == "vulkan":
@@ -78,6 +78,7 @@ def test_round_trip_sides_ran_the_kernel(quick_run: tuple[dict[str, Any], Path])
             assert stat["repeats"] == QUICK.round_trips
             if name != "wgpu":
                 assert stat["verified"] is True, (device["device_id"], name)
+        assert "raw-poll" not in device["sustained"], "raw-poll is a round-trip side only"
         for name, stat in device["sustained"].items():
             assert stat["submits"] == QUICK.sustained_submits
             assert stat["verified"] is True, (device["device_id"], name)

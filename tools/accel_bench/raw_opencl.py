@@ -1,9 +1,11 @@
 """Raw pyopencl, written by hand the way a user would without our layer.
 
 Transfers are blocking ``enqueue_copy`` calls; a dispatch is
-``enqueue_nd_range_kernel`` + ``wait``; the gated variant makes every
-enqueue wait on a user event completed right after it (the native price of a
-cancellable submission). Programs are built from source (cold: a unique
+``enqueue_nd_range_kernel`` + ``wait`` (``raw``), or the same enqueue, a flush
+and a busy poll of the event's status (``raw-poll``: the wait our layer does);
+the gated variant (``raw-gated``) makes every enqueue wait on a user event
+completed right after it (the native price of a cancellable submission) and
+polls like ``raw-poll``. Programs are built from source (cold: a unique
 source defeats pyopencl's and the driver's caches) or from a device binary.
 """
 
@@ -113,8 +115,25 @@ class RawOpenCL:
         return built, data
 
     def round_trip(self, built: _Program) -> None:
+        """Enqueue and block in ``clWaitForEvents``."""
         event = cl.enqueue_nd_range_kernel(self.queue, built.kernel, (kernels.ELEMENTS,), (kernels.LOCAL_SIZE,))
         event.wait()
+
+    def round_trip_polled(self, built: _Program, *, gated: bool) -> None:
+        """Enqueue (behind a user event completed at once when ``gated``), flush, busy-poll the status."""
+        if gated:
+            gate = cl.UserEvent(self.context)
+            event = cl.enqueue_nd_range_kernel(
+                self.queue, built.kernel, (kernels.ELEMENTS,), (kernels.LOCAL_SIZE,), wait_for=[gate]
+            )
+            gate.set_status(cl.command_execution_status.COMPLETE)
+        else:
+            event = cl.enqueue_nd_range_kernel(self.queue, built.kernel, (kernels.ELEMENTS,), (kernels.LOCAL_SIZE,))
+        self.queue.flush()
+        status = cl.event_info.COMMAND_EXECUTION_STATUS
+        get_info = cast("Callable[[int], int]", event.get_info)  # typed ``object`` by pyopencl
+        while get_info(status) > 0:  # COMPLETE is 0, errors are negative
+            pass
 
     def sustained(self, built: _Program, submits: int, *, gated: bool, window: int) -> int:
         """``submits`` dispatches with at most ``window`` in flight; returns ``submits``."""
@@ -137,8 +156,8 @@ class RawOpenCL:
         queue.finish()
         return submits
 
-    def dispatch_side(self, *, gated: bool) -> RawOpenCLDispatch:
-        return RawOpenCLDispatch(self, gated=gated)
+    def dispatch_side(self, *, gated: bool, polled: bool = False) -> RawOpenCLDispatch:
+        return RawOpenCLDispatch(self, gated=gated, polled=polled or gated)
 
     def check_tiny(self, data: cl.Buffer, expected_increments: int) -> bool:
         """Whether every element was incremented ``expected_increments`` times (the kernel really ran)."""
@@ -148,17 +167,25 @@ class RawOpenCL:
 
 
 class RawOpenCLDispatch:
-    """DispatchSide over the tiny kernel; ``gated`` makes every enqueue wait on a user event."""
+    """DispatchSide over the tiny kernel; ``gated`` makes every enqueue wait on a user event.
 
-    def __init__(self, raw: RawOpenCL, *, gated: bool) -> None:
-        self.name = "raw-gated" if gated else "raw"
+    Round trips block in ``wait`` unless ``polled`` (then flush + busy poll, as our layer waits);
+    sustained runs drain the oldest submission with ``wait`` either way.
+    """
+
+    def __init__(self, raw: RawOpenCL, *, gated: bool, polled: bool = False) -> None:
+        self.name = "raw-gated" if gated else "raw-poll" if polled else "raw"
         self.raw = raw
         self.gated = gated
+        self.polled = polled
         self.built, self.data = raw.tiny()
         self.count = 0
 
     def round_trip(self) -> None:
-        self.raw.round_trip(self.built)
+        if self.polled:
+            self.raw.round_trip_polled(self.built, gated=self.gated)
+        else:
+            self.raw.round_trip(self.built)
         self.count += 1
 
     def sustained(self, submits: int, window: int) -> int:

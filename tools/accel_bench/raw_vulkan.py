@@ -368,6 +368,21 @@ class RawVulkan:
         vk.vkWaitForFences(self.device, 1, [fence], vk.VK_TRUE, _U64_MAX)
         vk.vkResetFences(self.device, 1, [fence])
 
+    def round_trip_polled(self) -> None:
+        """Submit the pre-recorded dispatch and busy-poll its fence (the binding raises VkNotReady until done)."""
+        tiny = self._tiny
+        assert tiny is not None
+        fence = tiny["fence"]
+        device = self.device
+        vk.vkQueueSubmit(self.queue, 1, [tiny["submit"]], fence)
+        while True:
+            try:
+                vk.vkGetFenceStatus(device, fence)
+                break
+            except vk.VkNotReady:
+                pass
+        vk.vkResetFences(device, 1, [fence])
+
     def dispatch_side(self) -> RawVulkanDispatch:
         return RawVulkanDispatch(self)
 
@@ -442,8 +457,28 @@ class RawVulkanDispatch:
     def verify(self) -> bool:
         return bool(np.all(self.raw.tiny_values() == self.start + self.count))
 
+    def polled(self) -> RawVulkanPolled:
+        """A round-trip side that busy-polls the fence instead of waiting on it (shares this side's count)."""
+        return RawVulkanPolled(self)
+
     def close(self) -> None:
         vk.vkDeviceWaitIdle(self.raw.device)
         for fence in self._fences:
             vk.vkDestroyFence(self.raw.device, fence, None)
         self._fences = []
+
+
+class RawVulkanPolled:
+    """RoundTripSide ``raw-poll``: the pre-recorded dispatch, fence busy-polled (the wait our layer does)."""
+
+    name = "raw-poll"
+
+    def __init__(self, dispatch: RawVulkanDispatch) -> None:
+        self.dispatch = dispatch
+
+    def round_trip(self) -> None:
+        self.dispatch.raw.round_trip_polled()
+        self.dispatch.count += 1
+
+    def verify(self) -> bool:
+        return self.dispatch.verify()
