@@ -87,9 +87,13 @@ def test_cancel_after_release_is_busy_and_completion_stands(rig: Any, make_packa
 def test_deadline_passing_while_gated_fails_without_running(rig: Any, make_package: Any) -> None:
     program, src, dst = _twice_rig(rig, make_package)
     rig.accel.hold_submissions()
-    event = rig.submit(program, {0: (src, "r"), 1: (dst, "w")}, Timeout.after_ns(2_000_000))
-    time.sleep(0.01)
-    state = rig.accel.poll_event(event)
+    # 250 ms: long enough that admission (which refuses an already-passed deadline) always comes first --
+    # 2 ms was not, on PoCL 5.0 on the H200 machine (2026-11-30) -- and the poll below waits it out.
+    event = rig.submit(program, {0: (src, "r"), 1: (dst, "w")}, Timeout.after_ns(250_000_000))
+    assert rig.accel.poll_event(event) == EventState.PENDING
+    give_up = time.monotonic() + 10
+    while (state := rig.accel.poll_event(event)) == EventState.PENDING and time.monotonic() < give_up:
+        time.sleep(0.01)
     assert state.error is not None and state.error.kind is ErrorKind.DEADLINE_EXPIRED
     rig.accel.release_held(event)
     time.sleep(0.05)
