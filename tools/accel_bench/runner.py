@@ -10,8 +10,10 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import signal
 import sys
 import tempfile
+import threading
 import traceback
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import ExitStack
@@ -58,9 +60,48 @@ def _stderr(line: str) -> None:
     print(line, file=sys.stderr, flush=True)
 
 
+ITEM_LIMIT_ENV = "ACCEL_BENCH_ITEM_LIMIT_S"
+"""Seconds one item may take before it is recorded as an error (default 900; 0 = no limit)."""
+
+
+_watch = {"active": False}
+
+
+class ItemTimeout(Exception):
+    """An item ran past its time limit (a hung driver or provider); recorded as that item's error."""
+
+
+@contextlib.contextmanager
+def _watchdog(what: str) -> Iterator[None]:
+    """Raise :class:`ItemTimeout` in the main thread when ``what`` outlives the item limit.
+
+    A SIGALRM timer, set outside every timed region: a hang in Python code (a busy poll that never
+    sees its event finish) ends as an error of that item instead of hanging the whole run. A
+    driver call that blocks in C is interrupted only when it returns.
+    """
+    limit = float(os.environ.get(ITEM_LIMIT_ENV, "900"))
+    if limit <= 0 or threading.current_thread() is not threading.main_thread() or _watch["active"]:
+        yield  # no limit, not the main thread, or an outer item's watchdog already runs
+        return
+
+    def expire(signum: int, frame: object) -> None:
+        raise ItemTimeout(f"{what} ran past {limit:g} s ({ITEM_LIMIT_ENV}); a driver or provider hung")
+
+    previous = signal.signal(signal.SIGALRM, expire)
+    signal.setitimer(signal.ITIMER_REAL, limit)
+    _watch["active"] = True
+    try:
+        yield
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
+        _watch["active"] = False
+
+
 def _guard(device: dict[str, Any], what: str, log: Log, fn: Callable[[], T]) -> T | None:
     try:
-        return fn()
+        with _watchdog(what):
+            return fn()
     except Exception as exc:
         message = f"{what}: {type(exc).__name__}: {exc}"
         device.setdefault("errors", []).append(message)
