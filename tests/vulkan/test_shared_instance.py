@@ -196,3 +196,34 @@ def test_messages_are_attributed_by_open_window(entry: DeviceEntry, make_accel: 
     assert later.validation_messages == []
     assert earlier.validation_messages == []
     assert VUID in [m.message_id for m in noisy.validation_messages], "a closed window lost its messages"
+
+
+def test_concurrent_first_use_creates_one_instance(entry: DeviceEntry) -> None:
+    """From a clean process: 8 threads opening accelerators at once on first use → exactly one instance."""
+    code = textwrap.dedent(
+        f"""
+        import threading
+        from accel_vulkan import provider_family
+        from accel_vulkan.instance import instances_created
+        from accelcore.registry import DeviceEntry
+
+        entry = DeviceEntry("vulkan", {entry.index}, "", {entry.uuid!r}, {{}})
+        start, ok = threading.Barrier(8), []
+
+        def work():
+            start.wait()
+            accel = provider_family.open(entry, validation=False)
+            ok.append(accel._instance)
+            accel.close()
+
+        threads = [threading.Thread(target=work) for _ in range(8)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        print("RESULT", len(ok), len({{id(i) for i in ok}}), instances_created())
+        """
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=False, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert "RESULT 8 1 1" in done.stdout, done.stdout + done.stderr
