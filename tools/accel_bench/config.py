@@ -36,6 +36,8 @@ class Config:
     copyfree_small: int
     copyfree_cycles: int
     copyfree_cycles_small: int
+    row_budget_s: float = 20.0
+    """Timed seconds one transfer row may use before it stops repeating (at least one repeat each)."""
 
     @classmethod
     def full(cls) -> Config:

@@ -46,22 +46,40 @@ class Stat:
 
 
 def measure_interleaved(
-    ops: Mapping[str, Callable[[], object]], *, warmup: int, repeats: int, inner: int = 1
+    ops: Mapping[str, Callable[[], object]],
+    *,
+    warmup: int,
+    repeats: int,
+    inner: int = 1,
+    budget_s: float | None = None,
 ) -> dict[str, Stat]:
     """Call each op ``warmup`` times, then time ``repeats`` runs of ``inner`` calls per op,
     the ops taking turns each repeat; seconds per call.
 
     A drift in machine load (other processes) then hits every side alike, so
-    their ratios stay meaningful on a busy machine.
+    their ratios stay meaningful on a busy machine. With ``budget_s``, warm-up
+    stops once it has used a quarter of the budget and repeats stop once they
+    have used all of it (at least one timed run each): one pathologically slow
+    side — reads of uncached, write-combined GPU memory through a mapping run at
+    ~0.02 GB/s — cannot stretch a row to minutes. ``Stat.repeats`` and
+    ``Stat.warmup`` record what was really done.
     """
+    started = time.monotonic()
+    warmed = 0
     for _ in range(warmup):
+        if budget_s is not None and warmed and time.monotonic() - started > budget_s / 4:
+            break
         for fn in ops.values():
             fn()
+        warmed += 1
     runs: dict[str, list[float]] = {name: [] for name in ops}
     enabled = gc.isenabled()
+    timed_from = time.monotonic()
     gc.disable()
     try:
-        for _ in range(repeats):
+        for done in range(repeats):
+            if budget_s is not None and done and time.monotonic() - timed_from > budget_s:
+                break
             for name, fn in ops.items():
                 start = time.perf_counter_ns()
                 for _ in range(inner):
@@ -70,4 +88,4 @@ def measure_interleaved(
     finally:
         if enabled:
             gc.enable()
-    return {name: Stat.from_runs(values, warmup=warmup, inner=inner) for name, values in runs.items()}
+    return {name: Stat.from_runs(values, warmup=warmed, inner=inner) for name, values in runs.items()}

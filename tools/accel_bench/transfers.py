@@ -107,7 +107,11 @@ def transfer_rows(
                             ops[name] = side.reader(buffer, arrays.dst(nbytes))
                     ops["memcpy"] = _memcpy_op(arrays, nbytes)
                     stats = measure_interleaved(
-                        ops, warmup=config.warmup, repeats=config.repeats_for(nbytes), inner=config.inner_for(nbytes)
+                        ops,
+                        warmup=config.warmup,
+                        repeats=config.repeats_for(nbytes),
+                        inner=config.inner_for(nbytes),
+                        budget_s=config.row_budget_s,
                     )
                     per_direction[direction] = {name: _stat_dict(stat, nbytes) for name, stat in stats.items()}
                 for name, buffer in opened.buffers.items():
