@@ -6,8 +6,9 @@ copies segment by segment, no temporary) and ``read`` hands the mapped range
 to the sink's ``write_at``; a single-segment :class:`~accelcore.MemorySource`
 / :class:`~accelcore.MemorySink` is copied with one ``memmove`` between its
 ``contiguous()`` view and the mapping instead (same bytes, fewer calls); non-coherent memory is flushed / invalidated
-around it. Memory that is not mapped goes through one staging buffer of
-:data:`STAGING_BYTES` per context (host-visible, coherent) in chunks, each
+around it. Memory that is not mapped — and, for reads, mapped memory that is not host-cached (see
+:func:`reads_mapped`) — goes through one staging buffer of
+:data:`STAGING_BYTES` per context (host-visible, coherent, cached where offered) in chunks, each
 chunk a ``vkCmdCopyBuffer`` on the context's first queue waited with a fence.
 Bounds and usage are checked before any byte moves. A failed write leaves the
 range unspecified; a failed read leaves the sink partly written (callers do
@@ -111,6 +112,21 @@ def _prebuild(command_buffer: Any, fence: Any) -> StagedCopy:
     )
 
 
+_HOST_CACHED = 0x8
+"""VK_MEMORY_PROPERTY_HOST_CACHED_BIT."""
+
+
+def reads_mapped(memory_flags: int) -> bool:
+    """Whether reads may use the mapping: only host-cached memory.
+
+    Uncached host-visible memory (a discrete GPU's BAR: device-local, write-combined) is fine to
+    write through a mapping but reads from it cross the bus uncached, one load at a time (0.02 GB/s
+    on the H200, 2026-11-30); those reads go through the staging buffer, which is host-cached where
+    the device has such a type. Writes always use the mapping.
+    """
+    return bool(memory_flags & _HOST_CACHED)
+
+
 def check_transfer(buffer: VulkanBuffer, offset: int, length: int, *, write: bool) -> None:
     """accelcore's transfer check: usage (PERMISSION_DENIED) and bounds (OUT_OF_BOUNDS)."""
     validate_transfer(buffer.desc, offset, length, write=write)
@@ -165,7 +181,7 @@ def read(buffer: VulkanBuffer, offset: int, sink: ByteSink, description: Physica
     size = buffer.desc.bytes
     if not (buffer.can_read and type(offset) is int and 0 <= offset < size and offset + length <= size):
         check_transfer(buffer, offset, length, write=False)
-    if buffer.mapped is not None:
+    if buffer.mapped is not None and reads_mapped(buffer.memory_flags):
         if not buffer.coherent:
             ranges = [_atom_range(buffer, offset, length, description.non_coherent_atom_size)]
             native("vkInvalidateMappedMemoryRanges", buffer.context.device, 1, ranges)
