@@ -14,7 +14,8 @@
 #   .whl/   cp312 wheels: pyopencl pytools platformdirs siphash24 cffi pycparser
 #           vulkan wgpu rendercanvas, and accelcore itself
 # STEPS (default: devices conformance bench-opencl bench-vulkan pytest; also
-# probe and pytest-vulkan, the diagnostics of docs/gpu.md) picks what runs.
+# bench=SELECTOR, e.g. bench='*nvidia*', and probe and pytest-vulkan, the
+# diagnostics of docs/gpu.md) picks what runs.
 # SKIP_INSTALL=1 uses whatever python3 and tools are already on PATH, and
 # BENCH_QUICK=1 passes --quick to the benchmarks (a dry run on a build machine).
 #
@@ -109,6 +110,7 @@ main() {
     # accelcore is installed from a wheel there: point it at this checkout's kernel corpus.
     export ACCELCORE_ARTIFACTS=$PWD/artifacts
     facts
+    set -f  # STEPS may hold selector globs (bench='*nvidia*')
     for s in $STEPS; do
         case $s in
         devices)
@@ -119,13 +121,16 @@ main() {
             step "conformance (Vulkan under the validation layer)"
             bounded 60 150 env ACCEL_VULKAN_VALIDATION=1 accel conformance --reasons --device-timeout 120s \
                 --json "$OUT/conformance.json" ;;
-        bench-*)
-            local provider=${s#bench-}
-            step "bench $provider"
-            bounded 60 160 accel bench "$provider" ${BENCH_QUICK:+--quick} --json "/tmp/bench-$provider/results.json" \
-                --plot "/tmp/bench-$provider"
-            cp "/tmp/bench-$provider/results.json" "$OUT/bench-$provider.json" 2>/dev/null \
-                || echo "no bench results for $provider" ;;
+        bench-*|bench=*)
+            # bench-PROVIDER, or bench=SELECTOR (any accel device selector, e.g. bench='*nvidia*')
+            local sel=${s#bench[-=]}
+            local name
+            name=$(printf '%s' "$sel" | tr -c 'A-Za-z0-9' '_')
+            step "bench $sel"
+            bounded 60 200 accel bench "$sel" ${BENCH_QUICK:+--quick} --json "/tmp/bench-$name/results.json" \
+                --plot "/tmp/bench-$name"
+            cp "/tmp/bench-$name/results.json" "$OUT/bench-$name.json" 2>/dev/null \
+                || echo "no bench results for $sel" ;;
         probe)
             step "Vulkan instance probe"
             bounded 30 90 python3 tools/device/vk_instance_probe.py 100 64 ;;
