@@ -45,7 +45,7 @@ class Config:
             quick=False,
             transfer_sizes=(4 * KIB, 1 * MIB, 64 * MIB, 256 * MIB),
             warmup=2,
-            repeats_small=15,
+            repeats_small=41,
             repeats_large=5,
             round_trips=300,
             sustained_submits=10_000,

@@ -40,6 +40,7 @@ from accelcore import (
 )
 from accelcore.package import Dispatch, DispatchKind, KernelPackage, ModuleKind, PackageBinding
 from accelcore.package_codec import write_package
+from accelcore.waiting import poll_until_terminal
 
 from . import kernels
 from .sides import NotMeasured
@@ -176,16 +177,27 @@ class ContractSession:
         self.finish(self.submit())
         self.count += 1
 
+    def drain(self, event: Handle) -> None:
+        """Wait for ``event`` with :func:`accelcore.waiting.poll_until_terminal` (polls with back-off,
+        sleeping between them), insist on Complete, destroy it: how a throughput-minded caller waits.
+        A busy poll would take a core from a CPU device's own worker threads; the raw sides block in
+        ``clWaitForEvents`` / ``vkWaitForFences`` here."""
+        api = self.api
+        state = poll_until_terminal(lambda: api.poll_event(event), None)
+        if state is None or state.status is not EventStatus.COMPLETE:
+            raise RuntimeError(f"{self.name}: tiny kernel ended {state}")
+        api.destroy_event(event)
+
     def sustained(self, submits: int, window: int) -> int:
         window = max(1, min(window, self.max_events - 1 if self.max_events > 1 else 1))
         in_flight: collections.deque[Handle] = collections.deque()
-        submit, finish = self.submit, self.finish
+        submit, drain = self.submit, self.drain
         for _ in range(submits):
             if len(in_flight) >= window:
-                finish(in_flight.popleft())
+                drain(in_flight.popleft())
             in_flight.append(submit())
         while in_flight:
-            finish(in_flight.popleft())
+            drain(in_flight.popleft())
         self.count += submits
         return submits
 
