@@ -2,14 +2,12 @@
 
 Each installed provider family (OpenCL, Vulkan) is driven through CommandEngine +
 FaultAccelerator with its own conformance target. Narrow with ``ACCEL_DEVICES`` (comma list of
-globs over ids such as ``opencl:0``). A family whose driver stack is missing is reported as a skip
-with its reason.
+globs over ids such as ``opencl:0-pocl`` or ``opencl:0``; accelcore.testing.selection). A family
+whose driver stack is missing is reported as a skip with its reason.
 """
 
 from __future__ import annotations
 
-import fnmatch
-import os
 from typing import Any
 
 import pytest
@@ -27,10 +25,11 @@ from accelcore import (
 from accelcore.engine import CommandEngine, EngineState
 from accelcore.registry import ProviderUnavailable, load_families
 from accelcore.testing import Fault, FaultAccelerator, FaultKind
+from accelcore.testing.selection import device_test_id, is_wanted, wanted_globs
 
 
 def _devices() -> list[Any]:
-    wanted = [p.strip() for p in os.environ.get("ACCEL_DEVICES", "").split(",") if p.strip()]
+    wanted = wanted_globs()
     params = []
     for name, family in load_families().items():
         if name == "reference":
@@ -44,9 +43,9 @@ def _devices() -> list[Any]:
             params.append(pytest.param(None, None, id=name, marks=pytest.mark.skip(reason=exc.reason)))
             continue
         for entry in entries:
-            if wanted and not any(fnmatch.fnmatch(entry.device_id, w) for w in wanted):
+            if not is_wanted(entry, wanted):
                 continue
-            params.append(pytest.param(family, entry, id=entry.device_id, marks=getattr(pytest.mark, name)))
+            params.append(pytest.param(family, entry, id=device_test_id(entry), marks=getattr(pytest.mark, name)))
     return params
 
 

@@ -14,7 +14,6 @@ os.environ.setdefault("RUSTICL_ENABLE", "swrast")
 # Keep the provider's on-disk binary cache out of the user's home during tests.
 os.environ.setdefault("ACCELCORE_CACHE_DIR", __import__("tempfile").mkdtemp(prefix="accel-opencl-cache-"))
 
-import fnmatch
 from collections.abc import Callable, Iterator
 from contextlib import AbstractContextManager, contextmanager
 from typing import Any
@@ -39,6 +38,7 @@ from accelcore import (
 )
 from accelcore.package import Dispatch, DispatchKind, KernelPackage, ModuleKind, PackageBinding
 from accelcore.registry import DeviceEntry, ProviderUnavailable
+from accelcore.testing.selection import device_test_id, is_wanted, wanted_globs
 from accelcore.waiting import poll_until_terminal
 
 RW_USAGE = BufferUsage.TRANSFER_SOURCE | BufferUsage.TRANSFER_DESTINATION
@@ -51,12 +51,9 @@ def _entries() -> tuple[list[Any], list[str]]:
         entries = list(provider_family.discover())
     except ProviderUnavailable as exc:
         return [pytest.param(None, marks=pytest.mark.skip(reason=f"OpenCL unavailable: {exc.reason}"))], ["none"]
-    ids = [f"{e.device_id}-{e.native.get('tag', 'cl')}" for e in entries]
-    wanted = [p.strip() for p in os.environ.get("ACCEL_DEVICES", "").split(",") if p.strip()]
-    if wanted:
-        keep = [i for i, name in enumerate(ids) if any(fnmatch.fnmatch(name, w) for w in wanted)]
-        entries = [entries[i] for i in keep]
-        ids = [ids[i] for i in keep]
+    wanted = wanted_globs()
+    entries = [e for e in entries if is_wanted(e, wanted)]
+    ids = [device_test_id(e) for e in entries]
     if not entries:
         reason = "no OpenCL device found" + (f" matching ACCEL_DEVICES={wanted}" if wanted else "")
         return [pytest.param(None, marks=pytest.mark.skip(reason=reason))], ["none"]

@@ -10,9 +10,7 @@ over ids such as ``vulkan:0-llvmpipe``.
 
 from __future__ import annotations
 
-import fnmatch
 import os
-import re
 from collections.abc import Callable, Iterator
 from contextlib import AbstractContextManager, contextmanager
 from typing import Any
@@ -41,6 +39,7 @@ from accelcore import (
 )
 from accelcore.package import ModuleKind, format_for
 from accelcore.registry import DeviceEntry, ProviderUnavailable
+from accelcore.testing.selection import device_test_id, is_wanted, wanted_globs
 from accelcore.waiting import poll_until_terminal
 
 TRANSFER = BufferUsage.TRANSFER_SOURCE | BufferUsage.TRANSFER_DESTINATION
@@ -50,8 +49,7 @@ VALIDATION = os.environ.get("ACCEL_VULKAN_VALIDATION", "1").strip().lower() not 
 
 
 def device_id(entry: DeviceEntry) -> str:
-    words = re.findall(r"[a-z0-9]+", entry.name.lower())
-    return f"{entry.device_id}-{words[0] if words else 'device'}"
+    return device_test_id(entry)
 
 
 def _entries() -> tuple[list[Any], list[str]]:
@@ -61,12 +59,9 @@ def _entries() -> tuple[list[Any], list[str]]:
         entries = list(provider_family.discover())
     except ProviderUnavailable as exc:
         return [pytest.param(None, marks=pytest.mark.skip(reason=f"Vulkan unavailable: {exc.reason}"))], ["none"]
+    wanted = wanted_globs()
+    entries = [e for e in entries if is_wanted(e, wanted)]
     ids = [device_id(e) for e in entries]
-    wanted = [p.strip() for p in os.environ.get("ACCEL_DEVICES", "").split(",") if p.strip()]
-    if wanted:
-        keep = [i for i, name in enumerate(ids) if any(fnmatch.fnmatch(name, w) for w in wanted)]
-        entries = [entries[i] for i in keep]
-        ids = [ids[i] for i in keep]
     if not entries:
         reason = "no Vulkan device found" + (f" matching ACCEL_DEVICES={wanted}" if wanted else "")
         return [pytest.param(None, marks=pytest.mark.skip(reason=reason))], ["none"]
