@@ -12,6 +12,14 @@ that the binding table describes, each table row names a descriptor whose
 decorations allow the declared access, and push constants fit the
 package's one 4-byte count — else INCOMPATIBLE. The validator runs in a
 subprocess on a temporary copy of the module; nothing else is retained.
+
+:func:`check_module_remembered` runs the same checks once per (SHA-256 of
+the module bytes, the package fields the checks read, the device's
+capabilities, name and push-constant limit, the validator path): a key that
+passed before passes again without re-walking the module or re-running the
+validator. Only passes are remembered (a failing module is checked every
+time), at most :data:`CHECKED_CAPACITY` keys (emptied when full). Bytes that
+differ in any position have another digest, so they are always checked.
 """
 
 from __future__ import annotations
@@ -82,6 +90,50 @@ def _run_validator(module: bytes) -> None:
     if len(_validated) >= _VALIDATED_CAPACITY:
         _validated.clear()
     _validated.add(key)
+
+
+CHECKED_CAPACITY = 256
+"""How many passing (module, package, device) keys :func:`check_module_remembered` keeps."""
+
+_checked: set[tuple[object, ...]] = set()
+
+
+def check_key(
+    package: KernelPackage,
+    digest: bytes,
+    supported_capabilities: frozenset[str],
+    device_name: str,
+    max_push_bytes: int,
+) -> tuple[object, ...]:
+    """Everything :func:`check_module`'s verdict depends on; ``digest`` is the SHA-256 of ``package.module``."""
+    return (
+        digest,
+        package.entry_point,
+        tuple(package.local_size),
+        tuple(package.bindings),
+        package.dispatch.count_argument != NO_COUNT_ARGUMENT,
+        supported_capabilities,
+        device_name,
+        max_push_bytes,
+        validator_path(),
+    )
+
+
+def check_module_remembered(
+    package: KernelPackage,
+    digest: bytes,
+    supported_capabilities: frozenset[str],
+    device_name: str,
+    max_push_bytes: int,
+) -> None:
+    """:func:`check_module`, skipped when the same key passed before (``digest``: SHA-256 of ``package.module``)."""
+    key = check_key(package, digest, supported_capabilities, device_name, max_push_bytes)
+    if key in _checked:
+        return
+    check_module(package, supported_capabilities, device_name, max_push_bytes)
+    if len(_checked) >= CHECKED_CAPACITY:
+        _checked.clear()
+    _checked.add(key)
 
 
 def _incompatible(message: str) -> BackendError:
