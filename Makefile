@@ -7,8 +7,11 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMPS := .stamps
 
-# Debian packages: the three real driver stacks and the tools around them (shared/PLATFORM.md).
-DEBIAN_PACKAGES := pocl-opencl-icd ocl-icd-libopencl1 mesa-opencl-icd \
+# Debian 12 packages: Python with venv (Debian strips ensurepip from python3), the three real
+# driver stacks (PoCL, Mesa rusticl, Mesa lavapipe) and the tools around them (docs/opencl.md,
+# docs/vulkan.md). clang-15 / llvm-spirv-15 are bookworm's names.
+DEBIAN_PACKAGES := python3 python3-venv \
+	pocl-opencl-icd ocl-icd-libopencl1 mesa-opencl-icd \
 	mesa-vulkan-drivers libvulkan1 vulkan-tools vulkan-validationlayers \
 	glslang-tools spirv-tools clinfo clang-15 llvm-spirv-15
 
@@ -18,25 +21,28 @@ export XDG_RUNTIME_DIR ?= /tmp
 
 PYTEST_ARGS ?=
 
-.PHONY: setup run test lint typecheck pytest artifacts bench clean
+.PHONY: setup debian run test lint typecheck pytest artifacts bench clean
 
-setup: $(STAMPS)/debian $(STAMPS)/venv
+setup: debian $(STAMPS)/venv
 
-$(STAMPS)/debian: Makefile
-	@mkdir -p $(STAMPS)
+# Checked on every run (a dpkg query, well under a second): a package removed since is reinstalled.
+debian:
 	@missing=$$(for p in $(DEBIAN_PACKAGES); do \
 		dpkg-query -W -f='$${Status}\n' $$p 2>/dev/null | grep -q 'install ok installed' || echo $$p; done); \
 	if [ -n "$$missing" ]; then \
 		echo "installing Debian packages:" $$missing; \
 		if [ "$$(id -u)" != 0 ]; then SUDO=sudo; fi; \
-		$$SUDO apt-get update -q && \
+		for try in 1 2 3; do $$SUDO apt-get update -q && break; echo "apt-get update failed; retrying"; sleep 10; done; \
 		DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -q --no-install-recommends $$missing; \
 	fi
-	@touch $@
 
-$(STAMPS)/venv: pyproject.toml
+$(VENV)/pyvenv.cfg:
+	$(PYTHON) -m venv $(VENV)
+
+# A venv without a working pip (e.g. made before python3-venv was installed) is made again.
+$(STAMPS)/venv: pyproject.toml $(VENV)/pyvenv.cfg
 	@mkdir -p $(STAMPS)
-	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	@$(BIN)/python -m pip --version >/dev/null 2>&1 || { rm -rf $(VENV) && $(PYTHON) -m venv $(VENV); }
 	$(BIN)/python -m pip install -q --upgrade pip
 	$(BIN)/python -m pip install -q -e '.[opencl,vulkan,cli,bench,dev]'
 	@touch $@
