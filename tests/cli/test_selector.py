@@ -48,6 +48,19 @@ def test_selector_matches(text: str, expected: list[tuple[str, int]]) -> None:
     assert [(d.provider, d.index) for d in hits] == expected
 
 
+def test_globs_also_match_the_providers_tag() -> None:
+    @dataclass(frozen=True)
+    class Tagged(Dev):
+        native: dict[str, str]
+
+    pocl = Tagged("opencl", 0, "pthread-skylake-avx512", bytes(16), {"tag": "pocl"})
+    rusticl = Tagged("opencl", 1, "llvmpipe (LLVM 15.0.6, 256 bits)", bytes(range(16)), {"tag": "rusticl"})
+    assert select_many(["opencl:*pocl*"], [pocl, rusticl]) == [pocl]
+    assert select_many(["*RUSTICL*"], [pocl, rusticl]) == [rusticl]
+    with pytest.raises(SelectorError, match="matches no device"):
+        select_many(["*nvidia*"], [pocl, rusticl])
+
+
 def test_parse_kinds() -> None:
     assert parse_selector("opencl:3").kind == "index"
     assert parse_selector("opencl:3").index == 3

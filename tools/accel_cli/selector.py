@@ -5,7 +5,8 @@ Grammar (case-insensitive everywhere)::
     PROVIDER            vulkan              every device of that provider
     PROVIDER:INDEX      opencl:1            the device's stable index within its provider
     PROVIDER:UUID       vulkan:6c1b...e2    32 hex digits, dashes optional
-    PROVIDER:GLOB       opencl:*pocl*       fnmatch glob over the device name
+    PROVIDER:GLOB       opencl:*pocl*       fnmatch glob over the device name or the
+                                            provider's short tag for it (pocl, rusticl, nvidia)
     GLOB                *llvmpipe*          the same glob across every provider
     UUID                6c1b...e2           a UUID across every provider
 
@@ -91,7 +92,11 @@ class Selector:
             return device.index == self.index
         if self.kind == "uuid":
             return device.uuid == self.uuid
-        return fnmatch.fnmatchcase(device.name.lower(), self.pattern)
+        if fnmatch.fnmatchcase(device.name.lower(), self.pattern):
+            return True
+        native = getattr(device, "native", None)
+        tag = native.get("tag") if isinstance(native, Mapping) else None
+        return bool(tag) and fnmatch.fnmatchcase(str(tag).lower(), self.pattern)
 
 
 def parse_selector(text: str) -> Selector:
