@@ -88,3 +88,18 @@ def test_rusticl_default_is_set_before_providers_load() -> None:
         check=True,
     )
     assert preset.stdout.strip() == "llvmpipe"
+
+
+def test_xdg_runtime_dir_default_only_when_unset() -> None:
+    import os
+    import subprocess
+    import sys
+
+    code = "import os, accel_cli.main; print(os.environ.get('XDG_RUNTIME_DIR'))"
+    env = {k: v for k, v in os.environ.items() if k != "XDG_RUNTIME_DIR"}
+    unset = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True)
+    assert unset.stdout.strip() == "/tmp"
+    preset = subprocess.run(
+        [sys.executable, "-c", code], env={**env, "XDG_RUNTIME_DIR": "/run/user/0"}, capture_output=True, text=True
+    )
+    assert preset.stdout.strip() == "/run/user/0"

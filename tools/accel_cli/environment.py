@@ -11,10 +11,12 @@ DEVICE_ENV = "ACCEL_DEVICE"
 
 DEFAULTS = {
     "RUSTICL_ENABLE": "swrast",
+    "XDG_RUNTIME_DIR": "/tmp",
 }
 """Mesa rusticl hides its llvmpipe device unless RUSTICL_ENABLE names it; it is read when the
-OpenCL ICD loader first enumerates platforms, so it must be set before pyopencl does. A value
-already in the environment wins."""
+OpenCL ICD loader first enumerates platforms, so it must be set before pyopencl does. Mesa's
+Vulkan drivers (and wgpu through them) print "XDG_RUNTIME_DIR is invalid or not set" on every
+instance when it is unset (headless machines, CI). A value already in the environment wins."""
 
 
 def apply_defaults() -> None:
