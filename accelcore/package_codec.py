@@ -368,6 +368,8 @@ def parse_artifact(
     if device_target is not None and not target_accepts(pkg.target, device_target):
         raise BackendError(
             ErrorKind.INCOMPATIBLE,
-            f"{kind.name} package was built for another target (recorded words {list(pkg.target.words)})",
+            f"{kind.name} package was built for another target: it records target words "
+            f"{list(pkg.target.words)}, this device is {list(device_target.words)}; rebuild it for this device "
+            "(accel compile DEVICE SOURCE) or load the portable source package",
         )
     return pkg

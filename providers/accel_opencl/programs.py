@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from accelcore import ArtifactRef, BackendError, ErrorKind, TargetIdentity
-from accelcore.package import NO_COUNT_ARGUMENT, KernelPackage, ModuleKind
+from accelcore.package import NO_COUNT_ARGUMENT, KernelPackage, ModuleKind, module_kind_of_format
 from accelcore.package_codec import parse_artifact
 from accelcore.spirv import Flavour, check_capabilities, inspect_spirv, opencl_supported_capabilities
 
@@ -33,6 +33,11 @@ from .il import create_program_with_il_khr
 __all__ = ["ACCEPTED_KINDS", "BuiltProgram", "ProgramLoader"]
 
 ACCEPTED_KINDS = frozenset({ModuleKind.OPENCL_SOURCE, ModuleKind.OPENCL_BINARY, ModuleKind.SPIRV_OPENCL})
+"""Every kind an OpenCL device can take; a device without IL takes all but SPIRV_OPENCL (``accepted_kinds``)."""
+NO_IL = (
+    "this device cannot ingest OpenCL SPIR-V: it reports no CL_DEVICE_IL_VERSION and no "
+    "cl_khr_il_program extension (load the OPENCL_SOURCE package instead)"
+)
 
 
 @dataclass(slots=True)
@@ -78,6 +83,10 @@ class ProgramLoader:
         extensions = str(device.extensions).split()
         self.il_version = il_version
         self.il_khr = "cl_khr_il_program" in extensions
+        self.accepted_kinds = (
+            ACCEPTED_KINDS if il_version or self.il_khr else ACCEPTED_KINDS - {ModuleKind.SPIRV_OPENCL}
+        )
+        """What this device's ``load_program`` takes (SPIRV_OPENCL only with IL)."""
         self._platform = device.platform
         self._device_name = str(device.name)
         c_version = str(device.opencl_c_version)  # "OpenCL C 1.2 ..."
@@ -92,6 +101,17 @@ class ProgramLoader:
 
     def parse(self, artifact: ArtifactRef) -> KernelPackage:
         """Decode and check ``artifact`` without touching the driver."""
+        try:
+            kind: ModuleKind | None = module_kind_of_format(artifact.format)
+        except BackendError:
+            kind = None  # not a package format: parse_artifact says so
+        if kind is not None and kind not in ACCEPTED_KINDS:
+            # Name what this device really takes (SPIRV_OPENCL only with IL). A SPIRV_OPENCL package is
+            # still parsed and inspected on a device without IL, so bad bytes stay INVALID_ARGUMENT.
+            takes = ", ".join(sorted(k.name for k in self.accepted_kinds))
+            raise BackendError(
+                ErrorKind.UNSUPPORTED, f"this device does not take {kind.name} packages (it takes {takes})"
+            )
         return parse_artifact(
             artifact,
             max_bindings=self._max_bindings,
@@ -181,11 +201,7 @@ class ProgramLoader:
             )
         inspected.entry_point(package.entry_point)
         if not self.il_version and not self.il_khr:
-            raise BackendError(
-                ErrorKind.UNSUPPORTED,
-                "this device cannot ingest OpenCL SPIR-V: it reports no CL_DEVICE_IL_VERSION and no "
-                "cl_khr_il_program extension (load the OPENCL_SOURCE package instead)",
-            )
+            raise BackendError(ErrorKind.UNSUPPORTED, NO_IL)
         check_capabilities(inspected, self._spirv_capabilities, device=f"OpenCL device {self._device_name!r}")
         if len(module) > resident_limit:
             raise _resource_limit("the retained SPIR-V module", len(module), resident_limit)

@@ -179,8 +179,12 @@ def test_opencl_spirv_names_the_missing_il_capability(rig: Any, raises_kind: Any
 def test_vulkan_spirv_is_unsupported(rig: Any, raises_kind: Any) -> None:
     raw = load_package("conformance", ModuleKind.SPIRV_VULKAN)
     ref = ArtifactRef(format_for(ModuleKind.SPIRV_VULKAN), TargetIdentity.any(), MemorySource(raw), 64 << 20)
-    with raises_kind(ErrorKind.UNSUPPORTED):
+    with raises_kind(ErrorKind.UNSUPPORTED) as info:
         rig.accel.load_program(rig.context, ref)
+    # The message names what this device really takes: SPIRV_OPENCL only where it has IL.
+    takes = info.value.message.split("it takes ")[1]
+    has_il = bool(rig.accel._loader.il_version or rig.accel._loader.il_khr)
+    assert ("SPIRV_OPENCL" in takes) is has_il and "OPENCL_SOURCE" in takes
 
 
 def test_resident_bytes_is_enforced_from_the_real_binary(rig: Any, make_package: Any, raises_kind: Any) -> None:
