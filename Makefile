@@ -55,7 +55,7 @@ run: setup
 
 lint: setup
 	$(BIN)/ruff check .
-	$(BIN)/ruff format --check accelcore
+	$(BIN)/ruff format --check accelcore providers tools tests
 
 typecheck: setup
 	$(BIN)/mypy

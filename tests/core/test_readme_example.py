@@ -1,7 +1,6 @@
 """The README's example runs, so it cannot rot.
 
-Runs the first ```python block of README.md, or — until the README carries one —
-of docs/README-draft.md. A missing block is a failure, not a skip.
+Runs the first ```python block of README.md. A missing block is a failure, not a skip.
 """
 
 from __future__ import annotations
@@ -16,12 +15,10 @@ BLOCK = re.compile(r"^```python[ \t]*\n(.*?)^```[ \t]*$", re.DOTALL | re.MULTILI
 
 
 def first_python_block() -> tuple[Path, str]:
-    for candidate in (ROOT / "README.md", ROOT / "docs" / "README-draft.md"):
-        if candidate.is_file():
-            match = BLOCK.search(candidate.read_text(encoding="utf-8"))
-            if match:
-                return candidate, match.group(1)
-    raise AssertionError("neither README.md nor docs/README-draft.md has a ```python example")
+    readme = ROOT / "README.md"
+    match = BLOCK.search(readme.read_text(encoding="utf-8"))
+    assert match, "README.md has no ```python example"
+    return readme, match.group(1)
 
 
 def test_readme_example_runs() -> None:
