@@ -160,48 +160,75 @@ def _expect_refused(ctx: CaseContext, session: Session, context: Any, pkg: Kerne
     ctx.fail(f"{label}: the load succeeded")
 
 
+def _run_case(session: Any, context: Any, queue: Any, kernel: str, case: Any, domain: MemoryDomain) -> str | None:
+    """Run corpus ``kernel`` on ``case``'s inputs; None when every expected slot matches numpy."""
+    from accelcore.corpus import compare, kernel_spec, load_package
+
+    spec = kernel_spec(kernel)
+    raw = load_package(kernel, ModuleKind.OPENCL_SOURCE)
+    ref = ArtifactRef(format_for(ModuleKind.OPENCL_SOURCE), TargetIdentity(), MemorySource(raw), _ANY_KERNEL_RESIDENT)
+    program = session.load_program(context, ref)
+    buffers: dict[int, Any] = {}
+    bindings = []
+    for row in spec.bindings:
+        data = case.initial_bytes(row.slot)
+        usage = BufferUsage.for_access(row.access) | BufferUsage.TRANSFER_SOURCE | BufferUsage.TRANSFER_DESTINATION
+        buffer = session.allocate_buffer(context, BufferDesc(len(data), 16, domain, usage)).buffer
+        session.write(buffer, data)
+        buffers[row.slot] = buffer
+        bindings.append(BindingRef(row.slot, buffer, BufferRange(0, len(data)), row.access))
+    event = session.submit(queue, program, bindings)
+    state = session.wait_terminal(event, what=f"corpus kernel {kernel}")
+    problem: str | None = None
+    if state != EventState.COMPLETE:
+        problem = f"{kernel}: ended {state}"
+    else:
+        for slot in case.expected:
+            size = len(case.initial_bytes(slot))
+            found = compare(case, slot, session.read(buffers[slot], size))
+            if found is not None:
+                problem = f"{kernel}: {found}"
+                break
+    session.destroy_event(event)
+    for buffer in buffers.values():
+        session.free_buffer(buffer)
+    session.unload_program(program)
+    return problem
+
+
 def corpus_numpy(ctx: CaseContext) -> None:
-    from accelcore.corpus import KERNELS, compare, kernel_spec, load_package, make_case
+    from accelcore.corpus import KERNELS, make_case
 
     session = ctx.open()
     context = session.create_context()
     queue = session.create_queue(context)
     domain = ctx.target.fixtures[0].domain if ctx.target.fixtures else MemoryDomain.HOST
-    problems: list[str] = []
-    for kernel in KERNELS:
-        spec = kernel_spec(kernel)
-        case = make_case(kernel, 1000, seed=7)
-        raw = load_package(kernel, ModuleKind.OPENCL_SOURCE)
-        ref = ArtifactRef(
-            format_for(ModuleKind.OPENCL_SOURCE), TargetIdentity(), MemorySource(raw), _ANY_KERNEL_RESIDENT
-        )
-        program = session.load_program(context, ref)
-        buffers: dict[int, Any] = {}
-        bindings = []
-        for row in spec.bindings:
-            data = case.initial_bytes(row.slot)
-            usage = BufferUsage.for_access(row.access) | BufferUsage.TRANSFER_SOURCE | BufferUsage.TRANSFER_DESTINATION
-            buffer = session.allocate_buffer(context, BufferDesc(len(data), 16, domain, usage)).buffer
-            session.write(buffer, data)
-            buffers[row.slot] = buffer
-            bindings.append(BindingRef(row.slot, buffer, BufferRange(0, len(data)), row.access))
-        event = session.submit(queue, program, bindings)
-        state = session.wait_terminal(event, what=f"corpus kernel {kernel}")
-        if state != EventState.COMPLETE:
-            problems.append(f"{kernel}: ended {state}")
-        else:
-            for slot in case.expected:
-                size = len(case.initial_bytes(slot))
-                problem = compare(case, slot, session.read(buffers[slot], size))
-                if problem is not None:
-                    problems.append(f"{kernel}: {problem}")
-        session.destroy_event(event)
-        for buffer in buffers.values():
-            session.free_buffer(buffer)
-        session.unload_program(program)
+    problems = [
+        problem
+        for kernel in KERNELS
+        if (problem := _run_case(session, context, queue, kernel, make_case(kernel, 1000, seed=7), domain))
+    ]
     session.destroy_queue(queue)
     session.destroy_context(context)
     ctx.check(not problems, "; ".join(problems))
+
+
+LONG_LOOP_ITERATIONS = 100_000
+"""Past 65,535: llvmpipe-based drivers (rusticl, lavapipe) silently end every loop there."""
+
+
+def long_loop(ctx: CaseContext) -> None:
+    """The spin kernel with 100,000 iterations per item gives numpy's answer (no silent loop cap)."""
+    from accelcore.corpus import spin_case
+
+    session = ctx.open()
+    context = session.create_context()
+    queue = session.create_queue(context)
+    domain = ctx.target.fixtures[0].domain if ctx.target.fixtures else MemoryDomain.HOST
+    problem = _run_case(session, context, queue, "spin", spin_case(64, LONG_LOOP_ITERATIONS), domain)
+    session.destroy_queue(queue)
+    session.destroy_context(context)
+    ctx.check(problem is None, f"{LONG_LOOP_ITERATIONS} iterations: {problem}")
 
 
 def opencl_cases() -> tuple[ConformanceCase, ...]:
@@ -217,4 +244,5 @@ def opencl_cases() -> tuple[ConformanceCase, ...]:
             "opencl.malformed-artifacts", malformed_artifacts, description="malformed binaries and sources refused"
         ),
         ConformanceCase("opencl.corpus-numpy", corpus_numpy, description="corpus kernels vs numpy references"),
+        ConformanceCase("opencl.long-loop", long_loop, description="100,000-iteration loops run to the end"),
     )

@@ -37,7 +37,7 @@ from accelcore import (
     Timeout,
 )
 from accelcore.conformance.case import CaseContext, ConformanceCase, Session
-from accelcore.corpus import KERNELS, compare, kernel_spec, load_module, load_package, make_case
+from accelcore.corpus import KERNELS, KernelCase, compare, kernel_spec, load_module, load_package, make_case, spin_case
 from accelcore.package import KernelPackage, ModuleKind, PackageBinding, format_for
 from accelcore.package_codec import parse_package, write_package
 
@@ -51,11 +51,19 @@ def artifact(raw: bytes, kind: ModuleKind = VK) -> ArtifactRef:
 
 
 def run_kernel(
-    session: Session, context: Any, queue: Any, kernel: str, elements: int, domain: MemoryDomain, seed: int = 0
+    session: Session,
+    context: Any,
+    queue: Any,
+    kernel: str,
+    elements: int,
+    domain: MemoryDomain,
+    seed: int = 0,
+    case: KernelCase | None = None,
 ) -> str | None:
-    """Run one corpus kernel; None when every checked slot matches numpy, else what differed."""
+    """Run one corpus kernel (on ``case``, else a generated one); None when every checked slot
+    matches numpy, else what differed."""
     spec = kernel_spec(kernel)
-    case = make_case(kernel, elements, seed)
+    case = case if case is not None else make_case(kernel, elements, seed)
     program = session.load_program(context, artifact(load_package(kernel, VK)))
     buffers = {}
     bindings = []
@@ -92,6 +100,22 @@ def _corpus(ctx: CaseContext) -> None:
         for kernel in KERNELS:
             problem = run_kernel(session, context, queue, kernel, 1000, domain, seed=7)
             ctx.check(problem is None, problem or "")
+
+
+LONG_LOOP_ITERATIONS = 100_000
+"""Past 65,535: llvmpipe-based drivers (lavapipe, rusticl) silently end every loop there."""
+
+
+def _long_loop(ctx: CaseContext) -> None:
+    session = ctx.open()
+    context = session.create_context()
+    queue = session.create_queue(context)
+    domain = (
+        MemoryDomain.HOST if ctx.info.capabilities.supports_memory_domain(MemoryDomain.HOST) else MemoryDomain.DEVICE
+    )
+    case = spin_case(64, LONG_LOOP_ITERATIONS)
+    problem = run_kernel(session, context, queue, "spin", 64, domain, case=case)
+    ctx.check(problem is None, f"{LONG_LOOP_ITERATIONS} iterations: {problem}")
 
 
 def _with_module(raw_package: bytes, module: bytes) -> bytes:
@@ -232,6 +256,7 @@ def extra_cases(factory: Any) -> list[ConformanceCase]:
             "vulkan.package-contradicts-module", _contradictions, description="package vs module → INCOMPATIBLE"
         ),
         ConformanceCase("vulkan.queues-independent", _queues, description="two queues progress independently"),
+        ConformanceCase("vulkan.long-loop", _long_loop, description="100,000-iteration loops run to the end"),
         ConformanceCase(
             "vulkan.validation-clean",
             _validation_clean(factory),

@@ -1,15 +1,17 @@
 """The conformance suite (standard cases + the OpenCL cases) on every OpenCL device.
 
-A case a device cannot pass goes into EXPECTED_FAILURES with the date and the
-reason (it then runs as a strict xfail); a capability case may skip only for
-the reason the suite records. Nothing is silently skipped.
+A case a device cannot pass goes into conformance/expected-failures.toml with the
+date and the reason (it then runs as a strict xfail here and as xfail in `make run`);
+a capability case may skip only for the reason the suite records. Nothing is silently skipped.
 """
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 import pytest
+from accel_cli.expectations import load_expectations, match_expectation
 from accel_opencl import provider_family
 from accel_opencl.conformance_cases import opencl_cases
 
@@ -20,9 +22,8 @@ CASE_IDS = [*standard_case_ids(), *(case.id for case in opencl_cases())]
 if "accounting.resource-lifecycle" not in CASE_IDS:
     CASE_IDS.append("accounting.resource-lifecycle")
 
-EXPECTED_FAILURES: dict[tuple[str, str], str] = {
-    # (device tag, case id): "YYYY-MM-DD: reason" - none on PoCL 3.1 and rusticl (Mesa 22.3.6) as of 2026-11-30.
-}
+EXPECTED = load_expectations(Path(__file__).resolve().parents[2] / "conformance" / "expected-failures.toml")
+"""The known driver bugs `make run` also passes to `accel conformance --expect` (one list for both)."""
 
 
 @pytest.fixture(scope="module")
@@ -33,9 +34,9 @@ def report(entry: Any) -> Any:
 
 @pytest.mark.parametrize("case_id", CASE_IDS)
 def test_conformance_case(report: Any, entry: Any, case_id: str, request: pytest.FixtureRequest) -> None:
-    reason = EXPECTED_FAILURES.get((entry.native.get("tag", ""), case_id))
-    if reason is not None:
-        request.applymarker(pytest.mark.xfail(reason=reason, strict=True))
+    expected = match_expectation(EXPECTED, entry, case_id)
+    if expected is not None:
+        request.applymarker(pytest.mark.xfail(reason=f"{expected.date}: {expected.reason}", strict=True))
     results = {result.id: result for result in report.cases}
     assert case_id in results, f"the suite did not run {case_id}"
     result = results[case_id]
