@@ -113,9 +113,9 @@ def test_pack_errors_name_the_missing_option(runner: CliRunner, tmp_path: Path) 
     source = module_path("saxpy", ModuleKind.OPENCL_SOURCE)
     out = tmp_path / "x.kpkg"
     result = runner.invoke(main, ["pack", str(source), "-o", str(out), "--grid-from", "2", "--count-arg", "4"])
-    assert result.exit_code == 3 and "local_size= is required" in result.stderr
+    assert result.exit_code == 3 and "--local-size is required" in result.stderr
     result = runner.invoke(main, ["pack", str(source), "-o", str(out), "--local-size", "64"])
-    assert result.exit_code == 3 and "dispatch= is required" in result.stderr
+    assert result.exit_code == 3 and "--grid-from SLOT or --groups X,Y,Z is required" in result.stderr
     result = runner.invoke(main, ["pack", str(source), "-o", str(out), "--local-size", "0"])
     assert result.exit_code == 2 and "positive integers" in result.output
     result = runner.invoke(main, ["pack", str(source), "-o", str(out), "--slot", "0=0:x", "--local-size", "64"])

@@ -23,7 +23,18 @@ from accelcore.package import KernelPackage, ModuleKind, format_for
 from accelcore.package_codec import MAGIC, parse_package, write_package
 from accelcore.program import ArtifactFormat, TargetIdentity
 
-__all__ = ["Artifact", "ArtifactError", "FileKind", "PackOptions", "SlotSpec", "classify", "load_artifact", "read_file"]
+__all__ = [
+    "ACCEPTED_FORMATS",
+    "Artifact",
+    "ArtifactError",
+    "FileKind",
+    "PackOptions",
+    "SlotSpec",
+    "classify",
+    "load_artifact",
+    "read_file",
+    "recognise",
+]
 
 _SPIRV_LE = (0x07230203).to_bytes(4, "little")
 _SPIRV_BE = (0x07230203).to_bytes(4, "big")
@@ -117,6 +128,32 @@ def classify(data: bytes) -> FileKind:
             return FileKind.OPENCL_BINARY
         return FileKind.OPENCL_SOURCE
     return FileKind.OPENCL_BINARY
+
+
+ACCEPTED_FORMATS = (
+    "a kernel package (.kpkg, '\\x89KPK' header), SPIR-V (magic 0x07230203), OpenCL C source (UTF-8 text with a "
+    "__kernel function), a PoCL ('poclbin') or Mesa rusticl device binary, or a reference program ('ACRP')"
+)
+
+
+def recognise(data: bytes) -> FileKind | None:
+    """What ``data`` provably is, or None: unlike :func:`classify` (which takes any other bytes for a device
+    binary, as packing with --kind needs), only a known header or magic, or text holding a ``__kernel``
+    function as :func:`accelcore.pack.opencl_kernels` finds them, counts."""
+    from accelcore.pack import detect_module_kind, opencl_kernels
+
+    kind = classify(data)
+    if kind in (FileKind.PACKAGE, FileKind.REFERENCE, FileKind.SPIRV):
+        return kind
+    try:
+        module_kind = detect_module_kind(data)
+    except BackendError:
+        return None
+    if module_kind is ModuleKind.OPENCL_BINARY:
+        return FileKind.OPENCL_BINARY
+    if module_kind is ModuleKind.OPENCL_SOURCE and opencl_kernels(data.decode("utf-8")):
+        return FileKind.OPENCL_SOURCE
+    return None
 
 
 def parse_package_file(path: Path, data: bytes) -> KernelPackage:

@@ -18,12 +18,12 @@ import numpy as np
 import numpy.typing as npt
 
 from accelcore.flags import AccessMode
-from accelcore.package import access_allows
+from accelcore.package import DispatchKind, KernelPackage, access_allows
 
 from .artifacts import SlotSpec
 from .bindspec import BindSpec, OutSpec
 
-__all__ = ["BindError", "BoundSlot", "plan_bindings"]
+__all__ = ["BindError", "BoundSlot", "length_warnings", "plan_bindings"]
 
 _ACCESS_TEXT = {AccessMode.READ: "r", AccessMode.WRITE: "w", AccessMode.READ_WRITE: "rw"}
 
@@ -120,3 +120,38 @@ def plan_bindings(slots: Sequence[SlotSpec], binds: Sequence[BindSpec], outs: Se
             )
         planned.append(BoundSlot(slot, spec.path, array, spec.access or row.access, row.access, out_paths.get(slot)))
     return planned
+
+
+def length_warnings(package: KernelPackage | None, slots: Sequence[BoundSlot]) -> list[str]:
+    """Warnings for bound slots shorter than the element count the kernel is dispatched with.
+
+    A FROM_BINDING package passes the dispatch slot's element count to the kernel; a slot holding fewer
+    elements may be read or written past its end (what happens then is the driver's) or give a partial
+    result. It is not refused: a package does not declare per-slot lengths, and a shorter slot can be
+    right (a coefficient or lookup table). Reference programs (no package) work on the shortest slot,
+    so any difference in element counts is reported.
+    """
+    elements = {s.slot: s.nbytes // max(1, _element_size(package, s)) for s in slots}
+    listing = ", ".join(f"slot {slot}: {count}" for slot, count in sorted(elements.items()))
+    if package is None:
+        if len(set(elements.values())) > 1:
+            return [f"the bound slots differ in length ({listing} elements); the program works on the shortest"]
+        return []
+    rule = package.dispatch
+    if rule.kind is not DispatchKind.FROM_BINDING or rule.slot not in elements:
+        return []
+    count = elements[rule.slot]
+    short = [slot for slot, n in sorted(elements.items()) if n < count]
+    return [
+        f"slot {slot} holds {elements[slot]} elements, fewer than the {count} the dispatch count takes from "
+        f"slot {rule.slot} ({listing}); the kernel may access it past its end or give a partial result"
+        for slot in short
+    ]
+
+
+def _element_size(package: KernelPackage | None, slot: BoundSlot) -> int:
+    if package is not None:
+        for row in package.bindings:
+            if row.slot == slot.slot:
+                return row.element_size
+    return slot.array.itemsize

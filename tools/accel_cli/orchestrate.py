@@ -39,6 +39,8 @@ class DeviceProgress:
 
     entry: DeviceEntry
     planned: list[str] = field(default_factory=list)
+    available: list[str] = field(default_factory=list)
+    """Every case id the device offers (before --case selection); empty until its worker started."""
     done: list[dict[str, Any]] = field(default_factory=list)
     finished: bool = False
     outcome: str = "pending"
@@ -78,6 +80,7 @@ def _read_events(worker: _Worker) -> None:
         kind = event.get("event")
         if kind == "start":
             worker.progress.planned = [str(c) for c in event.get("cases", [])]
+            worker.progress.available = [str(c) for c in event.get("available", [])]
         elif kind == "case":
             worker.progress.done.append(event["result"])
         elif kind == "done":

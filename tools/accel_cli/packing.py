@@ -10,11 +10,13 @@ size, descriptors).
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Mapping
 from typing import Any, TypeVar
 
 import click
 
+from accelcore.errors import BackendError
 from accelcore.package import NO_COUNT_ARGUMENT, Dispatch, DispatchKind, KernelPackage, ModuleKind, PackageBinding
 
 from .artifacts import FileKind, PackOptions
@@ -22,6 +24,7 @@ from .bindspec import ACCESS_SUFFIXES
 
 __all__ = [
     "KIND_NAMES",
+    "cli_words",
     "dispatch_from",
     "pack_module",
     "pack_options",
@@ -129,8 +132,34 @@ def dispatch_from(options: PackOptions) -> Dispatch | None:
     return None
 
 
+_DISPATCH_FLAGS = "--grid-from SLOT or --groups X,Y,Z"
+_KIND_FLAGS = {kind.name: name for name, kind in KIND_NAMES.items()}
+_WORDS: tuple[tuple[re.Pattern[str], str], ...] = (
+    (re.compile(r" \(e\.g\. Dispatch\(.*?\)\)"), ""),
+    (re.compile(r"\bdispatch= is required"), f"{_DISPATCH_FLAGS} is required"),
+    (re.compile(r"\bdispatch\.count_argument=?"), "--count-arg "),
+    (re.compile(r"\bdispatch="), _DISPATCH_FLAGS),
+    (re.compile(r"\bkind=(?:ModuleKind\.)?([A-Z_]+)"), "--kind {kind}"),
+    (re.compile(r"\bentry_point="), "--entry "),
+    (re.compile(r"\blocal_size="), "--local-size "),
+    (re.compile(r"\bbindings="), "--slot SLOT=NATIVE:r|w|rw[:BYTES] "),
+)
+
+
+def cli_words(message: str) -> str:
+    """An :mod:`accelcore.pack` message with its Python keyword names (``local_size=``, ``dispatch=``, ...)
+    replaced by the CLI options that set them (``--local-size``, ``--grid-from SLOT or --groups X,Y,Z``)."""
+    for pattern, replacement in _WORDS:
+        if "{kind}" in replacement:
+            message = pattern.sub(lambda m: f"--kind {_KIND_FLAGS.get(m.group(1), m.group(1).lower())}", message)
+        else:
+            message = pattern.sub(replacement, message)
+    return re.sub(r" +([,;:)]|$)", r"\1", re.sub(r"  +", " ", message))
+
+
 def pack_module(data: bytes, kind: FileKind, options: PackOptions) -> KernelPackage:
-    """Wrap a raw module into a KernelPackage through :func:`accelcore.pack.pack_module` (BackendError on refusal).
+    """Wrap a raw module into a KernelPackage through :func:`accelcore.pack.pack_module` (BackendError on refusal,
+    its message naming the CLI options, see :func:`cli_words`).
 
     An unrecognised binary is packed as OPENCL_BINARY; ``--kind`` overrides what the content says.
     """
@@ -140,13 +169,20 @@ def pack_module(data: bytes, kind: FileKind, options: PackOptions) -> KernelPack
     if module_kind is None and kind is FileKind.OPENCL_BINARY:
         module_kind = ModuleKind.OPENCL_BINARY
     rows = [PackageBinding(slot, native, access, element) for slot, native, access, element in options.bindings]
-    return core_pack_module(
-        data,
-        kind=module_kind,
-        entry_point=options.entry_point,
-        bindings=rows or None,
-        dispatch=dispatch_from(options),
-        local_size=options.local_size,
-        build_options=options.build_options,
-        target=options.target,
-    )
+    try:
+        return core_pack_module(
+            data,
+            kind=module_kind,
+            entry_point=options.entry_point,
+            bindings=rows or None,
+            dispatch=dispatch_from(options),
+            local_size=options.local_size,
+            build_options=options.build_options,
+            target=options.target,
+        )
+    except BackendError as exc:
+        if exc.domain is not None:
+            raise
+        raise BackendError(
+            exc.kind, cli_words(exc.message), native_call=exc.native_call, native_code=exc.native_code
+        ) from None

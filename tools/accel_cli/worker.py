@@ -5,7 +5,7 @@
 to ``--events FILE`` and flushes after each, so the parent sees progress and
 keeps every case result reported before a crash:
 
-    {"event": "start", "device": {...}, "cases": ["metadata.stable-valid", ...]}
+    {"event": "start", "device": {...}, "cases": [...selected ids...], "available": [...every id...]}
     {"event": "case", "result": {"id": ..., "status": ..., "reason": ..., ...}}
     {"event": "done", "report": {...accelcore conformance report...}}
     {"event": "error", "message": "..."}        (the suite could not start)
@@ -66,9 +66,10 @@ def run_worker(device_id: str, uuid_hex: str | None, events: IO[str], select: Se
         return SETUP_FAILED
     extra = list(setup.extra_cases)
     planned = [*suite.standard_case_ids()[:-1], *(case.id for case in extra), suite.standard_case_ids()[-1]]
+    available = list(planned)
     if select:
         planned = [c for c in planned if any(c == s or (s.endswith(".") and c.startswith(s)) for s in select)]
-    _emit(events, {"event": "start", "device": _device_json(entry), "cases": planned})
+    _emit(events, {"event": "start", "device": _device_json(entry), "cases": planned, "available": available})
     report = suite.run(
         setup.factory,
         setup.target,

@@ -11,6 +11,7 @@ import click
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TaskID, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
+from ..caseselect import check_case_selection
 from ..duration import parse_duration
 from ..exitcodes import ExitCode
 from ..expectations import Expectation, ExpectationError, load_expectations
@@ -188,7 +189,7 @@ def conformance(
     re-judges every cell.
 
     Exit status: 0 no unexpected failure, 1 an unexpected failure (or an XPASS
-    with --strict), 2 bad usage or selector, 3 a malformed --expect or report
+    with --strict), 2 bad usage or selector (or a --case matching no case), 3 a malformed --expect or report
     file, 4 no device to run on.
     """
     set_json_mode(json_path == "-")
@@ -212,10 +213,15 @@ def conformance(
         if not entries:
             reasons_text = "; ".join(f"{p.name}: {p.reason}" for p in inventory.providers if not p.available)
             raise DeviceFailure(f"no device found to run on ({reasons_text or 'no provider installed'})")
+        states: dict[str, DeviceProgress] = {}
+
+        def on_progress(state: DeviceProgress) -> None:
+            states[state.entry.device_id] = state
+            reporter.update(state)
+
         with _Reporter() as reporter:
-            runs = run_devices(
-                entries, timeout_s=timeout_s, jobs=jobs, select=cases or None, on_progress=reporter.update
-            )
+            runs = run_devices(entries, timeout_s=timeout_s, jobs=jobs, select=cases or None, on_progress=on_progress)
+        check_case_selection(list(cases), [state.available for state in states.values()])
         matrix = Matrix(runs=with_unique_labels(runs), generated=now_iso()).reclassified(expectations or [])
     document = matrix.to_json(strict=strict)
     if json_path is not None:

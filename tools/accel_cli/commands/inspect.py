@@ -13,7 +13,7 @@ from accelcore.pack import POCL_BINARY_PREFIX, opencl_kernels
 from accelcore.package import NO_COUNT_ARGUMENT, KernelPackage, ModuleKind, format_for
 from accelcore.spirv import SpirvModule, inspect_spirv
 
-from ..artifacts import ArtifactError, FileKind, classify, parse_package_file, read_file
+from ..artifacts import ACCEPTED_FORMATS, ArtifactError, FileKind, parse_package_file, read_file, recognise
 from ..failures import InputRejected
 from ..render import console, emit_json, error_boundary, set_json_mode
 
@@ -120,7 +120,11 @@ def describe_file(path: Path) -> dict[str, Any]:
     data = read_file(path)
     if not data:
         raise ArtifactError(f"{path}: empty file")
-    kind = classify(data)
+    kind = recognise(data)
+    if kind is None:
+        raise ArtifactError(
+            f"{path}: not a recognised artifact ({data[:8]!r}...); accel inspect takes {ACCEPTED_FORMATS}"
+        )
     document: dict[str, Any] = {"schema": "accel-inspect/1", "path": str(path), "bytes": len(data), "kind": kind.value}
     try:
         if kind is FileKind.PACKAGE:
@@ -220,8 +224,9 @@ def inspect(file: Path, as_json: bool) -> None:
     """Describe an artifact FILE: a kernel package, SPIR-V module, OpenCL C source or OpenCL binary.
 
     Shows the flavour, entry points, local size, and the bindings with the
-    access each allows. Malformed input is refused with the precise reason
-    (exit status 3).
+    access each allows. A file is recognised only by what proves its format
+    (a header or magic; OpenCL C: text with a __kernel function); anything
+    else, and malformed input, is refused with the precise reason (exit status 3).
     """
     set_json_mode(as_json)
     try:

@@ -107,11 +107,11 @@ def compile_(args: tuple[str, ...], output: Path, as_json: bool, **packing: Any)
         device_text, source_text = require_device(os.environ.get("ACCEL_DEVICE")), args[0]
     else:
         raise UsageProblem("give [DEVICE] SOURCE.cl", argument="ARGS")
-    source_pkg, _ = _pack_file(Path(source_text), {**packing, "pack_kind": "opencl-source"})
     inventory = discover()
     entry = inventory.select_one(device_text)
     provider = inventory.family_of(entry).open(entry)
     try:
+        # The device first: packing errors are moot when DEVICE cannot build OpenCL at all.
         program_binary = getattr(provider, "program_binary", None)
         if not callable(program_binary):
             raise UsageProblem(
@@ -119,6 +119,7 @@ def compile_(args: tuple[str, ...], output: Path, as_json: bool, **packing: Any)
                 "(for Vulkan use `accel pack` on SPIR-V)",
                 argument="DEVICE",
             )
+        source_pkg, _ = _pack_file(Path(source_text), {**packing, "pack_kind": "opencl-source"})
         binary, target = _build(provider, source_pkg)
     except BackendError as exc:
         failure = InputRejected if exc.kind in (ErrorKind.INVALID_ARGUMENT, ErrorKind.UNSUPPORTED) else DeviceFailure

@@ -14,7 +14,7 @@ from accelcore.errors import ErrorKind
 from accelcore.flags import MemoryDomain
 
 from ..artifacts import ArtifactError, load_artifact
-from ..bindings import BindError, plan_bindings
+from ..bindings import BindError, length_warnings, plan_bindings
 from ..bindspec import parse_bind, parse_out
 from ..duration import parse_duration
 from ..environment import DEVICE_ENV
@@ -139,6 +139,8 @@ def run(
     except BindError as exc:
         failure = InputRejected if exc.input_file else UsageProblem
         raise failure(str(exc), argument=exc.argument) from None
+    for warning in length_warnings(artifact.package, slots):
+        console(stderr=True).print(f"warning: --bind: {warning}", markup=False)
 
     inventory = discover()
     entry = inventory.select_one(device_text)
