@@ -37,3 +37,29 @@ def test_ids_use_the_provider_tag_else_the_first_word_of_the_name() -> None:
 def test_accel_devices_globs_match_test_ids_or_plain_ids(text: str, kept: list[str]) -> None:
     globs = wanted_globs({"ACCEL_DEVICES": text})
     assert [e.device_id for e in (POCL, RUSTICL, LAVAPIPE) if is_wanted(e, globs)] == kept
+
+
+def test_device_params_filter_and_explain_skips(monkeypatch: pytest.MonkeyPatch) -> None:
+    from accelcore.registry import ProviderUnavailable
+    from accelcore.testing.pytest_support import device_params
+
+    monkeypatch.setenv("ACCEL_DEVICES", "*rusticl")
+    assert device_params(lambda: [POCL, RUSTICL], "OpenCL") == ([RUSTICL], ["opencl:1-rusticl"])
+    (skip,), ids = device_params(lambda: [POCL], "OpenCL")
+    assert ids == ["none"] and "no OpenCL device found matching ACCEL_DEVICES=['*rusticl']" in str(skip.marks)
+
+    def unavailable() -> list[DeviceEntry]:
+        raise ProviderUnavailable("vulkan", "libvulkan.so.1 missing")
+
+    (skip,), _ = device_params(unavailable, "Vulkan")
+    assert "Vulkan unavailable: libvulkan.so.1 missing" in str(skip.marks)
+
+
+def test_raises_kind_insists_on_the_kind() -> None:
+    from accelcore import BackendError, ErrorKind
+    from accelcore.testing.pytest_support import raises_kind
+
+    with raises_kind(ErrorKind.BUSY):
+        raise BackendError(ErrorKind.BUSY, "x")
+    with pytest.raises(AssertionError, match="expected BUSY"), raises_kind(ErrorKind.BUSY):
+        raise BackendError(ErrorKind.OUT_OF_BOUNDS, "y")

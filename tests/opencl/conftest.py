@@ -15,7 +15,7 @@ os.environ.setdefault("RUSTICL_ENABLE", "swrast")
 os.environ.setdefault("ACCELCORE_CACHE_DIR", __import__("tempfile").mkdtemp(prefix="accel-opencl-cache-"))
 
 from collections.abc import Callable, Iterator
-from contextlib import AbstractContextManager, contextmanager
+from contextlib import AbstractContextManager
 from typing import Any
 
 import numpy as np
@@ -37,8 +37,9 @@ from accelcore import (
     Timeout,
 )
 from accelcore.package import Dispatch, DispatchKind, KernelPackage, ModuleKind, PackageBinding
-from accelcore.registry import DeviceEntry, ProviderUnavailable
-from accelcore.testing.selection import device_test_id, is_wanted, wanted_globs
+from accelcore.registry import DeviceEntry
+from accelcore.testing.pytest_support import device_params
+from accelcore.testing.pytest_support import raises_kind as expect_kind
 from accelcore.waiting import poll_until_terminal
 
 RW_USAGE = BufferUsage.TRANSFER_SOURCE | BufferUsage.TRANSFER_DESTINATION
@@ -47,17 +48,7 @@ RW_USAGE = BufferUsage.TRANSFER_SOURCE | BufferUsage.TRANSFER_DESTINATION
 def _entries() -> tuple[list[Any], list[str]]:
     from accel_opencl import provider_family
 
-    try:
-        entries = list(provider_family.discover())
-    except ProviderUnavailable as exc:
-        return [pytest.param(None, marks=pytest.mark.skip(reason=f"OpenCL unavailable: {exc.reason}"))], ["none"]
-    wanted = wanted_globs()
-    entries = [e for e in entries if is_wanted(e, wanted)]
-    ids = [device_test_id(e) for e in entries]
-    if not entries:
-        reason = "no OpenCL device found" + (f" matching ACCEL_DEVICES={wanted}" if wanted else "")
-        return [pytest.param(None, marks=pytest.mark.skip(reason=reason))], ["none"]
-    return entries, ids
+    return device_params(provider_family.discover, "OpenCL")
 
 
 ENTRIES, ENTRY_IDS = _entries()
@@ -86,16 +77,9 @@ def tag_of(entry: DeviceEntry) -> str:
 # --------------------------------------------------------------------------- helpers
 
 
-@contextmanager
-def _raises_kind(kind: ErrorKind) -> Iterator[pytest.ExceptionInfo[BackendError]]:
-    with pytest.raises(BackendError) as info:
-        yield info
-    assert info.value.kind is kind, f"expected {kind.name}, got {info.value}"
-
-
 @pytest.fixture
 def raises_kind() -> Callable[[ErrorKind], AbstractContextManager[pytest.ExceptionInfo[BackendError]]]:
-    return _raises_kind
+    return expect_kind
 
 
 DOUBLE_SOURCE = """

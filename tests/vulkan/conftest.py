@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable, Iterator
-from contextlib import AbstractContextManager, contextmanager
+from contextlib import AbstractContextManager
 from typing import Any
 
 import pytest
@@ -38,8 +38,10 @@ from accelcore import (
     Timeout,
 )
 from accelcore.package import ModuleKind, format_for
-from accelcore.registry import DeviceEntry, ProviderUnavailable
-from accelcore.testing.selection import device_test_id, is_wanted, wanted_globs
+from accelcore.registry import DeviceEntry
+from accelcore.testing.pytest_support import device_params
+from accelcore.testing.pytest_support import raises_kind as expect_kind
+from accelcore.testing.selection import device_test_id
 from accelcore.waiting import poll_until_terminal
 
 TRANSFER = BufferUsage.TRANSFER_SOURCE | BufferUsage.TRANSFER_DESTINATION
@@ -55,17 +57,7 @@ def device_id(entry: DeviceEntry) -> str:
 def _entries() -> tuple[list[Any], list[str]]:
     from accel_vulkan import provider_family
 
-    try:
-        entries = list(provider_family.discover())
-    except ProviderUnavailable as exc:
-        return [pytest.param(None, marks=pytest.mark.skip(reason=f"Vulkan unavailable: {exc.reason}"))], ["none"]
-    wanted = wanted_globs()
-    entries = [e for e in entries if is_wanted(e, wanted)]
-    ids = [device_id(e) for e in entries]
-    if not entries:
-        reason = "no Vulkan device found" + (f" matching ACCEL_DEVICES={wanted}" if wanted else "")
-        return [pytest.param(None, marks=pytest.mark.skip(reason=reason))], ["none"]
-    return entries, ids
+    return device_params(provider_family.discover, "Vulkan")
 
 
 ENTRIES, ENTRY_IDS = _entries()
@@ -120,16 +112,9 @@ def accel(make_accel: Callable[..., Any]) -> Any:
     return make_accel()
 
 
-@contextmanager
-def _raises_kind(kind: ErrorKind) -> Iterator[pytest.ExceptionInfo[BackendError]]:
-    with pytest.raises(BackendError) as info:
-        yield info
-    assert info.value.kind is kind, f"expected {kind.name}, got {info.value}"
-
-
 @pytest.fixture
 def raises_kind() -> Callable[[ErrorKind], AbstractContextManager[pytest.ExceptionInfo[BackendError]]]:
-    return _raises_kind
+    return expect_kind
 
 
 def artifact(raw: bytes, kind: ModuleKind = VK, resident_bytes: int = 64 << 20) -> ArtifactRef:

@@ -1,0 +1,43 @@
+"""pytest helpers shared by the real-device suites (imports pytest; ``accelcore.testing`` does not).
+
+- :func:`device_params`: the devices of one provider family as ``(params, ids)`` for
+  ``metafunc.parametrize``, filtered by ``ACCEL_DEVICES`` (:mod:`accelcore.testing.selection`);
+  an unavailable family or an empty selection is one skipped param that says why.
+- :func:`raises_kind`: ``pytest.raises(BackendError)`` that also insists on the error kind.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Iterator
+from contextlib import contextmanager
+from typing import Any
+
+import pytest
+
+from accelcore.errors import BackendError, ErrorKind
+from accelcore.registry import DeviceEntry, ProviderUnavailable
+from accelcore.testing.selection import device_test_id, is_wanted, wanted_globs
+
+__all__ = ["device_params", "raises_kind"]
+
+
+def device_params(discover: Callable[[], Iterable[DeviceEntry]], label: str) -> tuple[list[Any], list[str]]:
+    """``(entries or skip params, ids)`` of the wanted devices ``discover()`` offers."""
+    try:
+        entries = list(discover())
+    except ProviderUnavailable as exc:
+        return [pytest.param(None, marks=pytest.mark.skip(reason=f"{label} unavailable: {exc.reason}"))], ["none"]
+    wanted = wanted_globs()
+    entries = [e for e in entries if is_wanted(e, wanted)]
+    if not entries:
+        reason = f"no {label} device found" + (f" matching ACCEL_DEVICES={wanted}" if wanted else "")
+        return [pytest.param(None, marks=pytest.mark.skip(reason=reason))], ["none"]
+    return list(entries), [device_test_id(e) for e in entries]
+
+
+@contextmanager
+def raises_kind(kind: ErrorKind) -> Iterator[pytest.ExceptionInfo[BackendError]]:
+    """Expect a :class:`BackendError` of exactly ``kind``."""
+    with pytest.raises(BackendError) as info:
+        yield info
+    assert info.value.kind is kind, f"expected {kind.name}, got {info.value}"
