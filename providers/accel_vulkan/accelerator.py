@@ -393,9 +393,14 @@ class VulkanAccelerator:
         if prog.context is not context:
             raise other_context("the program")
         refs = tuple(bindings)
+        exact = True  # only plain BindingRefs key the memo: a subclass could redefine equality
         for ref in refs:
-            if type(ref) is not BindingRef and not isinstance(ref, BindingRef):
-                raise BackendError(ErrorKind.INVALID_ARGUMENT, f"bindings must be BindingRef, got {type(ref).__name__}")
+            if type(ref) is not BindingRef:
+                if not isinstance(ref, BindingRef):
+                    raise BackendError(
+                        ErrorKind.INVALID_ARGUMENT, f"bindings must be BindingRef, got {type(ref).__name__}"
+                    )
+                exact = False
             buf = ref.buffer
             # Fast path: a live buffer of the queue's (already checked) context; anything else gets the full check.
             if type(buf) is not VulkanBuffer or buf.state is not _LIVE or buf.context is not context:
@@ -403,11 +408,12 @@ class VulkanAccelerator:
                 if buf.context is not context:
                     raise other_context(f"slot {ref.slot}: the buffer")
         memo: PlanMemo = context.plans
-        plan = memo.get(prog, refs)
+        plan = memo.get(prog, refs) if exact else None
         if plan is None:
             self._check_values(prog, refs)
             plan = submission.plan_of(prog, refs, self.description)
-            memo.put(prog, refs, plan)
+            if exact:
+                memo.put(prog, refs, plan)
         return q, prog, refs, plan
 
     def _check_values(self, prog: VulkanProgram, refs: tuple[BindingRef[VulkanBuffer], ...]) -> None:

@@ -293,3 +293,26 @@ def test_failed_hand_over_keeps_the_books(rig: Rig, monkeypatch: pytest.MonkeyPa
     monkeypatch.undo()
     rig.accel.destroy_event(_run(rig, program, bindings))  # records afresh and runs right
     assert compare(case, 1, rig.read(dst)) is None and _cached(rig) == 1
+
+
+def test_a_bindingref_subclass_cannot_borrow_a_remembered_verdict(rig: Rig) -> None:
+    """Only plain BindingRefs key the memo: a subclass that claims equality with a valid set is checked."""
+    program = _program(rig)
+    case = make_case("conformance", 64, 8)
+    src, dst = rig.buffer(case.initial_bytes(0), R), rig.buffer(case.initial_bytes(1), W)
+    good = rig.bind({0: (src, R), 1: (dst, W)})
+    rig.accel.destroy_event(_run(rig, program, good))
+    twin = good[1]
+
+    class Liar(BindingRef[Any]):
+        def __eq__(self, other: object) -> bool:
+            return other == twin or other is self
+
+        def __hash__(self) -> int:
+            return hash(twin)
+
+    past_the_end = Liar(1, dst, BufferRange(16, dst.desc.bytes), W)
+    with pytest.raises(SubmitRejected) as info:
+        rig.accel.submit(rig.queue, program, [good[0], past_the_end], Timeout.INFINITE)
+    assert info.value.kind is ErrorKind.OUT_OF_BOUNDS
+    assert len(rig.context.plans) == 1 and dst.events == 0

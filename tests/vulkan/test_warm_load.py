@@ -41,7 +41,10 @@ def add_one(tmp_path_factory: pytest.TempPathFactory) -> bytes:
     """SPIR-V of a kernel adding 1 to each of 64 u32 (glslangValidator, Vulkan 1.2 target)."""
     tool = shutil.which("glslangValidator")
     if tool is None:
-        pytest.skip("glslangValidator is not installed (Debian: glslang-tools); these tests compile GLSL")
+        pytest.fail(
+            "glslangValidator is not installed (Debian: glslang-tools, which make setup installs); "
+            "these tests compile GLSL"
+        )
     folder = tmp_path_factory.mktemp("warm")
     (folder / "k.comp").write_text(GLSL)
     subprocess.run(
