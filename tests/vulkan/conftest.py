@@ -75,6 +75,24 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
         metafunc.parametrize("entry", ENTRIES, ids=ENTRY_IDS, scope="module")
 
 
+VUID_ZERO_SIZE = "VUID-VkBufferCreateInfo-size-00912"
+"""The validation-layer message :func:`provoke_validation_error` causes."""
+
+
+def provoke_validation_error(accel: Any) -> None:
+    """A deliberate VUID violation (a zero-sized buffer) on a fresh context of ``accel``."""
+    import vulkan as vk
+
+    ctx = accel.create_context(ContextDesc())
+    info = vk.VkBufferCreateInfo(size=0, usage=vk.VK_BUFFER_USAGE_STORAGE_BUFFER_BIT)
+    try:
+        buffer = vk.vkCreateBuffer(ctx.device, info, None)
+        vk.vkDestroyBuffer(ctx.device, buffer, None)
+    except vk.VkError:
+        pass
+    accel.destroy_context(ctx)
+
+
 def assert_clean(instance: Any) -> None:
     """No validation message and no live native object."""
     messages = instance.validation_messages

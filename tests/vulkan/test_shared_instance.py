@@ -14,7 +14,6 @@ from collections.abc import Callable
 from typing import Any
 
 import pytest
-import vulkan as vk
 
 from accelcore import (
     BufferDesc,
@@ -29,7 +28,7 @@ from accelcore import (
 )
 from accelcore.registry import DeviceEntry
 
-from .conftest import TRANSFER, VALIDATION, assert_clean
+from .conftest import TRANSFER, VALIDATION, VUID_ZERO_SIZE, assert_clean, provoke_validation_error
 
 CYCLES = 100
 MODES = [
@@ -160,19 +159,7 @@ def test_a_closed_accelerator_refuses_every_call(accel: Any, raises_kind: Any) -
     accel.close()  # idempotent
 
 
-def _provoke(accel: Any) -> None:
-    """A deliberate VUID violation (zero-sized buffer) on one of ``accel``'s devices."""
-    ctx = accel.create_context(ContextDesc())
-    info = vk.VkBufferCreateInfo(size=0, usage=vk.VK_BUFFER_USAGE_STORAGE_BUFFER_BIT)
-    try:
-        buffer = vk.vkCreateBuffer(ctx.device, info, None)
-        vk.vkDestroyBuffer(ctx.device, buffer, None)
-    except vk.VkError:
-        pass
-    accel.destroy_context(ctx)
-
-
-VUID = "VUID-VkBufferCreateInfo-size-00912"
+VUID = VUID_ZERO_SIZE
 
 
 def test_messages_are_attributed_by_open_window(entry: DeviceEntry, make_accel: Callable[..., Any]) -> None:
@@ -186,7 +173,7 @@ def test_messages_are_attributed_by_open_window(entry: DeviceEntry, make_accel: 
     earlier.close()
     noisy = provider_family.open(entry, validation=True)
     try:
-        _provoke(noisy)
+        provoke_validation_error(noisy)
     finally:
         noisy.close()
     assert VUID in [m.message_id for m in noisy.validation_messages]

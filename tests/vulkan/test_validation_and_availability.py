@@ -9,12 +9,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-import vulkan as vk
 
 from accelcore import ContextDesc, QueueDesc
 from accelcore.registry import DeviceEntry
 
-from .conftest import VALIDATION
+from .conftest import VALIDATION, VUID_ZERO_SIZE, provoke_validation_error
 
 
 def test_validation_log_catches_an_invalid_call(entry: DeviceEntry) -> None:
@@ -27,18 +26,11 @@ def test_validation_log_catches_an_invalid_call(entry: DeviceEntry) -> None:
     accel = provider_family.open(entry, validation=True)
     try:
         assert accel.validation_enabled
-        ctx = accel.create_context(ContextDesc())
-        info = vk.VkBufferCreateInfo(size=0, usage=vk.VK_BUFFER_USAGE_STORAGE_BUFFER_BIT)
-        try:
-            buffer = vk.vkCreateBuffer(ctx.device, info, None)
-            vk.vkDestroyBuffer(ctx.device, buffer, None)
-        except vk.VkError:
-            pass
-        accel.destroy_context(ctx)
+        provoke_validation_error(accel)
     finally:
         accel.close()
     ids = [m.message_id for m in accel.validation_messages]
-    assert "VUID-VkBufferCreateInfo-size-00912" in ids, ids
+    assert VUID_ZERO_SIZE in ids, ids
 
 
 def test_validation_follows_the_environment(entry: DeviceEntry, monkeypatch: pytest.MonkeyPatch) -> None:
