@@ -11,7 +11,9 @@ package's LocalSize, every descriptor is a single storage buffer in set 0
 that the binding table describes, each table row names a descriptor whose
 decorations allow the declared access, and push constants fit the
 package's one 4-byte count — else INCOMPATIBLE. The validator runs in a
-subprocess on a temporary copy of the module; nothing else is retained.
+subprocess on a temporary copy of the module; nothing else is retained. Its
+output is read as bytes and decoded with replacement (diagnostics echo the
+module's own string literals, which need not be UTF-8).
 
 :func:`check_module_remembered` runs the same checks once per (SHA-256 of
 the module bytes, the package fields the checks read, the device's
@@ -75,7 +77,6 @@ def _run_validator(module: bytes) -> None:
             done = subprocess.run(
                 [path, "--target-env", "vulkan1.2", handle.name],
                 capture_output=True,
-                text=True,
                 timeout=VALIDATOR_TIMEOUT_S,
                 check=False,
             )
@@ -84,7 +85,10 @@ def _run_validator(module: bytes) -> None:
                 ErrorKind.UNSUPPORTED, f"cannot run the SPIR-V validator {path} ({exc}); set {VALIDATOR_ENV}=off"
             ) from exc
     if done.returncode != 0:
-        detail = (done.stderr or done.stdout).strip().splitlines()
+        # Bytes, decoded leniently: diagnostics echo the module's string literals byte for byte,
+        # and a module's bytes are not ours to trust (invalid UTF-8 there must stay a refusal).
+        output = done.stderr or done.stdout
+        detail = output.decode("utf-8", errors="replace").strip().splitlines()
         first = detail[0] if detail else f"exit status {done.returncode}"
         raise BackendError(ErrorKind.INVALID_ARGUMENT, f"SPIR-V module fails spirv-val (vulkan1.2): {first}")
     if len(_validated) >= _VALIDATED_CAPACITY:
