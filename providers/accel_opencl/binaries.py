@@ -24,14 +24,13 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
 import signal
 import struct
 import subprocess
-import sys
 import threading
 
 from accelcore import BackendError, ErrorKind
+from accelcore._child import child_environment, python_module_command
 from accelcore.spirv import inspect_spirv
 
 from .errors import error_from_status
@@ -108,18 +107,12 @@ def ensure_trusted(binary: bytes, device_index: int, device_uuid: bytes, build_o
     """Step 3: return when ``binary`` is trusted; else probe it in a child process."""
     if is_trusted(binary):
         return
-    command = [
-        sys.executable,
-        "-m",
-        "accel_opencl.binary_probe",
-        str(device_index),
-        device_uuid.hex(),
-        entry_point,
-        build_options,
-    ]
+    command = python_module_command(
+        "accel_opencl.binary_probe", str(device_index), device_uuid.hex(), entry_point, build_options
+    )
     try:
         done = subprocess.run(
-            command, input=binary, capture_output=True, timeout=PROBE_TIMEOUT_S, env=dict(os.environ), check=False
+            command, input=binary, capture_output=True, timeout=PROBE_TIMEOUT_S, env=child_environment(), check=False
         )
     except subprocess.TimeoutExpired:
         raise BackendError(

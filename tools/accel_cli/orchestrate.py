@@ -12,10 +12,8 @@ worker reports a case.
 from __future__ import annotations
 
 import json
-import os
 import signal
 import subprocess
-import sys
 import tempfile
 import time
 from collections.abc import Callable, Sequence
@@ -23,6 +21,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from accelcore._child import child_environment, python_module_command
 from accelcore.registry import DeviceEntry
 
 from .matrix import WORKER_CASE, CaseCell, DeviceRecord, DeviceRun, hostname
@@ -156,21 +155,12 @@ def _start(entry: DeviceEntry, scratch: Path, number: int, select: Sequence[str]
     events = scratch / f"worker{number}.jsonl"
     stderr = scratch / f"worker{number}.stderr"
     events.touch()
-    command = [
-        sys.executable,
-        "-m",
-        "accel_cli.worker",
-        "--device",
-        entry.device_id,
-        "--uuid",
-        entry.uuid.hex(),
-        "--events",
-        str(events),
-    ]
+    arguments = ["--device", entry.device_id, "--uuid", entry.uuid.hex(), "--events", str(events)]
     for case_id in select or ():
-        command += ["--select", case_id]
+        arguments += ["--select", case_id]
+    command = python_module_command("accel_cli.worker", *arguments)
     with open(stderr, "wb") as err:
-        process = subprocess.Popen(command, stdin=subprocess.DEVNULL, stdout=err, stderr=err, env=dict(os.environ))
+        process = subprocess.Popen(command, stdin=subprocess.DEVNULL, stdout=err, stderr=err, env=child_environment())
     return _Worker(entry, process, events, stderr, time.perf_counter(), DeviceProgress(entry))
 
 
