@@ -17,14 +17,21 @@ from dataclasses import dataclass, field
 from .errors import BackendError, ErrorKind
 from .flags import AccessMode
 from .program import ArtifactFormat, TargetIdentity
+from .values import ScalarType, ValueType
 
 __all__ = [
+    "ANY_LOCAL_SIZE",
     "NO_COUNT_ARGUMENT",
+    "ArgumentKind",
+    "Coverage",
+    "DescriptorType",
     "Dispatch",
     "DispatchKind",
+    "KernelArgument",
     "KernelPackage",
     "ModuleKind",
     "PackageBinding",
+    "SpecConstant",
     "access_allows",
     "format_for",
     "module_kind_of_format",
@@ -34,6 +41,8 @@ __all__ = [
 
 NO_COUNT_ARGUMENT = 0xFFFFFFFF
 """``Dispatch.count_argument`` value meaning: the kernel takes no element count."""
+ANY_LOCAL_SIZE = (0, 0, 0)
+"""``KernelPackage.local_size`` of an OpenCL package that lets the driver choose (``local_work_size`` NULL)."""
 
 
 class ModuleKind(enum.IntEnum):
@@ -74,19 +83,109 @@ def access_allows(declared: AccessMode, requested: AccessMode) -> bool:
     return int(requested) & ~int(declared) == 0
 
 
+class DescriptorType(enum.IntEnum):
+    """What a binding is bound as (Vulkan's descriptor type; OpenCL buffers are STORAGE_BUFFER)."""
+
+    STORAGE_BUFFER = 1
+    UNIFORM_BUFFER = 2
+
+
+class Coverage(enum.IntEnum):
+    """How many elements of a binding one dispatch touches (the engine's coverage check)."""
+
+    UNKNOWN = 0
+    """Not stated: the bound range is not compared with the dispatch."""
+    PER_WORK_ITEM = 1
+    """One element per dispatched element: the range needs at least the dispatch's element count."""
+    EXACT = 2
+    """Exactly ``coverage_elements`` elements: the range needs at least that many."""
+
+
 @dataclass(frozen=True, slots=True)
 class PackageBinding:
     """One row of the binding table.
 
     ``slot`` is the contract's slot number; ``native_index`` the descriptor
-    binding (Vulkan, set 0) or kernel argument index (OpenCL); ``access`` the
-    most the kernel does with it; ``element_size`` bytes per element.
+    binding (Vulkan, in descriptor set ``set``) or kernel argument index
+    (OpenCL, ``set`` 0); ``access`` the most the kernel does with it;
+    ``element_size`` bytes per element; ``descriptor_type`` how it is bound;
+    ``coverage`` (with ``coverage_elements`` for EXACT) how many elements a
+    dispatch touches.
     """
 
     slot: int
     native_index: int
     access: AccessMode
     element_size: int = 4
+    set: int = 0
+    descriptor_type: DescriptorType = DescriptorType.STORAGE_BUFFER
+    coverage: Coverage = Coverage.UNKNOWN
+    coverage_elements: int = 0
+
+    def required_elements(self, dispatch_elements: int) -> int | None:
+        """Elements the bound range must hold for a dispatch of ``dispatch_elements``; None when unknown."""
+        if self.coverage is Coverage.PER_WORK_ITEM:
+            return dispatch_elements
+        if self.coverage is Coverage.EXACT:
+            return self.coverage_elements
+        return None
+
+    @property
+    def is_v1(self) -> bool:
+        """Whether version 1 of the format can express this row."""
+        return (
+            self.set == 0
+            and self.descriptor_type is DescriptorType.STORAGE_BUFFER
+            and self.coverage is Coverage.UNKNOWN
+        )
+
+
+class ArgumentKind(enum.IntEnum):
+    """An OpenCL kernel argument that is not a buffer (the package format's record kinds 1 and 2)."""
+
+    VALUE = 1
+    """A by-value argument: typed bytes set once at load (``clSetKernelArg`` with the value)."""
+    LOCAL = 2
+    """A ``__local`` pointer: ``local_bytes`` of work-group memory (``clSetKernelArg(index, size, NULL)``)."""
+
+
+@dataclass(frozen=True, slots=True)
+class KernelArgument:
+    """A by-value or ``__local`` OpenCL kernel argument recorded in the package.
+
+    Build with :meth:`value` (typed, checked) or :meth:`local`. ``data`` is
+    exactly ``value_type.size`` bytes for VALUE and empty for LOCAL.
+    """
+
+    index: int
+    kind: ArgumentKind
+    value_type: ValueType | None = None
+    data: bytes = b""
+    local_bytes: int = 0
+
+    @classmethod
+    def value(cls, index: int, value_type: ValueType, data: bytes) -> KernelArgument:
+        return cls(index, ArgumentKind.VALUE, value_type, bytes(data))
+
+    @classmethod
+    def local(cls, index: int, local_bytes: int) -> KernelArgument:
+        return cls(index, ArgumentKind.LOCAL, None, b"", local_bytes)
+
+
+@dataclass(frozen=True, slots=True)
+class SpecConstant:
+    """A Vulkan specialization constant: ``SpecId`` → typed scalar bytes.
+
+    ``data`` is the type's width in bytes, except bool: 4 bytes (a VkBool32, 0 or 1).
+    """
+
+    spec_id: int
+    value_type: ValueType
+    data: bytes
+
+    @property
+    def expected_bytes(self) -> int:
+        return 4 if self.value_type.scalar is ScalarType.BOOL else self.value_type.size
 
 
 class DispatchKind(enum.IntEnum):
@@ -94,6 +193,8 @@ class DispatchKind(enum.IntEnum):
     """``groups`` workgroups, whatever the bindings."""
     FROM_BINDING = 2
     """elements = ceil(range bytes of ``slot`` / its element size); groups = ceil(elements / local_size[0])."""
+    GLOBAL = 3
+    """``global_size`` work-items (1-, 2- or 3-D); Vulkan launches ceil(global / local) groups per axis."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -109,16 +210,51 @@ class Dispatch:
     groups: tuple[int, int, int] = (1, 1, 1)
     slot: int = 0
     count_argument: int = NO_COUNT_ARGUMENT
+    global_size: tuple[int, int, int] = (0, 0, 0)
+    """GLOBAL only: work-items per axis (unused axes 1); (0, 0, 0) for the other kinds."""
+
+    @classmethod
+    def global_items(cls, *size: int, count_argument: int = NO_COUNT_ARGUMENT) -> Dispatch:
+        """A GLOBAL dispatch of ``size`` work-items (1 to 3 axes; missing axes are 1)."""
+        if not 1 <= len(size) <= 3:
+            raise BackendError(ErrorKind.INVALID_ARGUMENT, f"a global size has 1 to 3 axes, got {len(size)}")
+        full = (*size, 1, 1)[:3]
+        return cls(DispatchKind.GLOBAL, count_argument=count_argument, global_size=(full[0], full[1], full[2]))
 
     def elements_and_groups(
         self, local_size: tuple[int, int, int], range_bytes: int, element_size: int
     ) -> tuple[int, tuple[int, int, int]]:
-        """(element count, workgroup grid) for a bound range of ``range_bytes``."""
+        """(element count, workgroup grid) for a bound range of ``range_bytes``.
+
+        With ``local_size`` :data:`ANY_LOCAL_SIZE` (OpenCL lets the driver choose) the grid is
+        the work-item count per axis (there are no groups to count on the host).
+        """
         if self.kind is DispatchKind.FIXED:
             x, y, z = self.groups
             return x * y * z * local_size[0] * local_size[1] * local_size[2], self.groups
+        if self.kind is DispatchKind.GLOBAL:
+            gx, gy, gz = self.global_size
+            if local_size == ANY_LOCAL_SIZE:
+                return gx * gy * gz, self.global_size
+            return gx * gy * gz, (-(-gx // local_size[0]), -(-gy // local_size[1]), -(-gz // local_size[2]))
         elements = -(-range_bytes // element_size)
+        if local_size == ANY_LOCAL_SIZE:
+            return elements, (elements, 1, 1)
         return elements, (-(-elements // local_size[0]), 1, 1)
+
+    def work_items(
+        self, local_size: tuple[int, int, int], range_bytes: int, element_size: int
+    ) -> tuple[int, tuple[int, int, int]]:
+        """(element count, global work size in work-items per axis) — what OpenCL enqueues.
+
+        FIXED and FROM_BINDING launch whole groups (FROM_BINDING rounds the element count up to
+        a multiple of the local size, or passes it as is when the driver chooses the local size);
+        GLOBAL passes ``global_size`` as given.
+        """
+        elements, grid = self.elements_and_groups(local_size, range_bytes, element_size)
+        if self.kind is DispatchKind.GLOBAL or local_size == ANY_LOCAL_SIZE:
+            return elements, (self.global_size if self.kind is DispatchKind.GLOBAL else grid)
+        return elements, (grid[0] * local_size[0], grid[1] * local_size[1], grid[2] * local_size[2])
 
 
 @dataclass(frozen=True, slots=True)
@@ -133,10 +269,35 @@ class KernelPackage:
     module: bytes
     build_options: str = ""
     target: TargetIdentity = field(default_factory=TargetIdentity.any)
+    arguments: tuple[KernelArgument, ...] = ()
+    """OpenCL by-value and ``__local`` arguments, set once at load (format version 2)."""
+    push_constants: bytes = b""
+    """Vulkan: the whole push-constant block, passed with every dispatch (format version 2)."""
+    spec_constants: tuple[SpecConstant, ...] = ()
+    """Vulkan: specialization constants applied at pipeline creation (format version 2)."""
 
     @property
     def format(self) -> ArtifactFormat:
         return format_for(self.module_kind)
+
+    @property
+    def version(self) -> int:
+        """The lowest format version that expresses this package (1 unless it uses a version-2 field)."""
+        v2 = (
+            self.arguments
+            or self.push_constants
+            or self.spec_constants
+            or self.dispatch.kind is DispatchKind.GLOBAL
+            or tuple(self.local_size) == ANY_LOCAL_SIZE
+            or not all(b.is_v1 for b in self.bindings)
+        )
+        return 2 if v2 else 1
+
+    def argument(self, index: int) -> KernelArgument | None:
+        for argument in self.arguments:
+            if argument.index == index:
+                return argument
+        return None
 
     def binding_for_slot(self, slot: int) -> PackageBinding | None:
         for binding in self.bindings:

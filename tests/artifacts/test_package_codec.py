@@ -169,7 +169,7 @@ BASE = write_package(sample())
         ("empty", b"", ErrorKind.INVALID_ARGUMENT),
         ("short header", BASE[:100], ErrorKind.INVALID_ARGUMENT),
         ("bad magic", b"X" + BASE[1:], ErrorKind.INVALID_ARGUMENT),
-        ("version 2", patch(BASE, OFF_VERSION, "<H", 2), ErrorKind.UNSUPPORTED),
+        ("version 3", patch(BASE, OFF_VERSION, "<H", 3), ErrorKind.UNSUPPORTED),
         ("version 0", patch(BASE, OFF_VERSION, "<H", 0), ErrorKind.UNSUPPORTED),
         ("header size", patch(BASE, OFF_HEADER_BYTES, "<H", 132), ErrorKind.INVALID_ARGUMENT),
         ("reserved0", patch(BASE, OFF_RESERVED0, "<I", 1), ErrorKind.INVALID_ARGUMENT),
