@@ -29,6 +29,7 @@ from accelcore.spirv import Flavour, check_capabilities, inspect_spirv, opencl_s
 from . import binaries, binary_cache
 from .errors import cl_call, error_from_status
 from .il import create_program_with_il_khr
+from .source_check import check_build_options
 
 __all__ = ["ACCEPTED_KINDS", "BuiltProgram", "ProgramLoader"]
 
@@ -122,6 +123,7 @@ class ProgramLoader:
 
     def build(self, context: Any, package: KernelPackage, resident_limit: int) -> BuiltProgram:
         """Build ``package`` in ``context``; the program and kernel are released on any failure."""
+        check_build_options(package.build_options)  # every kind: clBuildProgram takes them
         kind = package.module_kind
         if kind is ModuleKind.OPENCL_SOURCE:
             built = self._from_source(context, package, resident_limit)
