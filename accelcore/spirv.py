@@ -2,13 +2,26 @@
 
 Promise: :func:`inspect_spirv` walks the module once, word by word, with a
 bounds check on the header and on every instruction's word count, so it ends
-in time linear in the input on any bytes. It reports the flavour (Vulkan or
+in time linear in the input on any bytes. Every later walk is linear too: the
+type graph is built once per type id (memoized, iteratively, so a DAG of
+structs that share member types costs its number of edges, not its number of
+paths; a type that contains itself is INVALID_ARGUMENT) under a bound of
+``max_type_steps`` (RESOURCE_LIMIT naming it), and the call graph is searched
+for recursion once (Tarjan, iterative). It reports the flavour (Vulkan or
 OpenCL), version, id bound, capabilities, entry points with their execution
-model, ``LocalSize`` and (for kernels) parameters, and for Vulkan modules
-every descriptor variable with its set, binding, storage class and the access
-its decorations allow. Malformed input raises :class:`BackendError`
-INVALID_ARGUMENT naming the offending word; nothing else escapes. It checks
+model, ``LocalSize`` (and which spec constants set it) and (for kernels)
+parameters with names and types, for Vulkan modules every descriptor variable
+with its set, binding, storage class, the access its decorations allow and its
+type, the push-constant block with its members, every specialization constant
+with a SpecId and its default value, and the functions on a call cycle.
+Malformed input raises :class:`BackendError` INVALID_ARGUMENT naming the
+offending word; nothing else escapes but that RESOURCE_LIMIT. It checks
 structure, not semantics: run ``spirv-val`` for full validation.
+
+Types are described neutrally by :class:`SpirvType` (one shared object per
+type id within a module; equality and hashing are structural and cost O(1);
+``repr`` is shallow), so walking them is the caller's job: recurse with a memo
+keyed by ``id``, never by expanding the tree.
 
 Capability helpers (:func:`check_capabilities`, :func:`vulkan_supported_capabilities`,
 :func:`opencl_supported_capabilities`) let a provider refuse a module that
@@ -18,6 +31,8 @@ names a capability its device lacks (UNSUPPORTED, naming the capability).
 from __future__ import annotations
 
 import enum
+import hashlib
+import struct
 import sys
 from array import array
 from collections.abc import Collection, Iterable, Mapping, Sequence
@@ -28,11 +43,16 @@ from .flags import AccessMode
 
 __all__ = [
     "SPIRV_MAGIC",
+    "TYPE_STEP_LIMIT",
     "Descriptor",
     "EntryPoint",
     "Flavour",
     "KernelParameter",
+    "PushConstantBlock",
+    "SpecConstant",
     "SpirvModule",
+    "SpirvType",
+    "StructMember",
     "capability_name",
     "check_capabilities",
     "inspect_spirv",
@@ -46,14 +66,33 @@ __all__ = [
 SPIRV_MAGIC = 0x07230203
 _SWAPPED_MAGIC = 0x03022307
 _MAX_TYPE_DEPTH = 32
+TYPE_STEP_LIMIT = 1 << 20
+"""Default ``max_type_steps`` of :func:`inspect_spirv`: type-graph steps (one per type built plus one per
+member/element edge) one inspection may take. Memoized, a module needs at most one step per type-operand
+word, so only modules of megabytes of type declarations come near it."""
+_MAX_SIZE = 1 << 64  # a layout size past this is reported as None (not computable), which also bounds the ints
+
+# Type kinds (SpirvType.kind).
+KIND_BOOL = "bool"
+KIND_INT = "int"
+KIND_FLOAT = "float"
+KIND_VECTOR = "vector"
+KIND_MATRIX = "matrix"
+KIND_ARRAY = "array"
+KIND_RUNTIME_ARRAY = "runtime_array"
+KIND_STRUCT = "struct"
+KIND_POINTER = "pointer"
+KIND_OTHER = "other"
 
 # Opcodes used here.
 _OP_NAME = 5
+_OP_MEMBER_NAME = 6
 _OP_EXTENSION = 10
 _OP_MEMORY_MODEL = 14
 _OP_ENTRY_POINT = 15
 _OP_EXECUTION_MODE = 16
 _OP_CAPABILITY = 17
+_OP_TYPE_BOOL = 20
 _OP_TYPE_INT = 21
 _OP_TYPE_FLOAT = 22
 _OP_TYPE_VECTOR = 23
@@ -67,6 +106,8 @@ _OP_TYPE_STRUCT = 30
 _OP_TYPE_POINTER = 32
 _OP_CONSTANT = 43
 _OP_CONSTANT_COMPOSITE = 44
+_OP_SPEC_CONSTANT_TRUE = 48
+_OP_SPEC_CONSTANT_FALSE = 49
 _OP_SPEC_CONSTANT = 50
 _OP_SPEC_CONSTANT_COMPOSITE = 51
 _OP_FUNCTION = 54
@@ -80,10 +121,12 @@ _OP_EXECUTION_MODE_ID = 331
 _OP_TYPE_ACCELERATION_STRUCTURE = 5341
 
 # Decorations.
+_DEC_SPEC_ID = 1
 _DEC_BLOCK = 2
 _DEC_BUFFER_BLOCK = 3
 _DEC_ARRAY_STRIDE = 6
 _DEC_MATRIX_STRIDE = 7
+_DEC_ROW_MAJOR = 4
 _DEC_BUILTIN = 11
 _DEC_NON_WRITABLE = 24
 _DEC_NON_READABLE = 25
@@ -211,6 +254,254 @@ class Flavour(enum.Enum):
     OPENCL = "opencl"
 
 
+class SpirvType:
+    """A SPIR-V type, described without SPIR-V opcodes (immutable; one shared object per type id).
+
+    ``kind`` is one of ``bool``, ``int``, ``float``, ``vector``, ``matrix``,
+    ``array``, ``runtime_array``, ``struct``, ``pointer`` or ``other`` (void,
+    images, samplers, functions, ids that name no type...). ``width`` is the
+    bit width of an int or float (0 otherwise); ``signed`` the int's
+    signedness (False for everything else). ``component`` is the element of a vector, matrix (its column
+    vector), array or runtime array; ``count`` the vector lanes, matrix
+    columns or array length (None when the length is not a plain or spec
+    constant, and for runtime arrays). ``stride`` is the ``ArrayStride``
+    decoration of an array type (None when undecorated; ``MatrixStride`` is a
+    member decoration, see :class:`StructMember`). ``members`` are a
+    struct's members. ``size`` is the byte size under the module's explicit
+    layout (``Offset``/``ArrayStride``/``MatrixStride``): scalars width/8,
+    vectors lanes * component, arrays length * (stride or element size),
+    structs the end of their last-ending member; None when any of that is
+    missing (OpenCL structs carry no ``Offset``), for bools, runtime arrays and
+    ``other``, and past 2**64. Pointers have ``storage_class`` and the id of
+    their pointee in ``pointee_id`` (never followed, so pointer cycles are fine),
+    and size 8 (4 under the Physical32 addressing model). ``id`` is the type's
+    result id.
+
+    Equality and hashing are structural (every field, members recursively,
+    ids included) through a digest computed once at construction, so comparing
+    two inspections of the same module costs O(1) per type; ``repr`` names
+    member types by id instead of expanding them. ``copy``/``deepcopy`` return
+    the object itself, so ``dataclasses.asdict`` of a result stays linear.
+    """
+
+    __slots__ = (
+        "_key",
+        "component",
+        "count",
+        "id",
+        "kind",
+        "members",
+        "pointee_id",
+        "signed",
+        "size",
+        "storage_class",
+        "stride",
+        "width",
+    )
+    kind: str
+    id: int
+    width: int
+    signed: bool
+    component: SpirvType | None
+    count: int | None
+    stride: int | None
+    members: tuple[StructMember, ...]
+    size: int | None
+    storage_class: int | None
+    pointee_id: int | None
+    _key: bytes
+
+    def __init__(
+        self,
+        kind: str,
+        id: int,
+        *,
+        width: int = 0,
+        signed: bool = False,
+        component: SpirvType | None = None,
+        count: int | None = None,
+        stride: int | None = None,
+        members: tuple[StructMember, ...] = (),
+        size: int | None = None,
+        storage_class: int | None = None,
+        pointee_id: int | None = None,
+    ) -> None:
+        init = object.__setattr__
+        init(self, "kind", kind)
+        init(self, "id", id)
+        init(self, "width", width)
+        init(self, "signed", signed)
+        init(self, "component", component)
+        init(self, "count", count)
+        init(self, "stride", stride)
+        init(self, "members", tuple(members))
+        init(self, "size", size)
+        init(self, "storage_class", storage_class)
+        init(self, "pointee_id", pointee_id)
+        fields = (
+            kind,
+            id,
+            width,
+            signed,
+            None if component is None else component._key,
+            count,
+            stride,
+            tuple((m.name, m.offset, m.matrix_stride, m.row_major, m.type._key) for m in self.members),
+            size,
+            storage_class,
+            pointee_id,
+        )
+        init(self, "_key", hashlib.blake2b(repr(fields).encode(), digest_size=16).digest())
+
+    def __setattr__(self, name: str, value: object) -> None:
+        raise AttributeError(f"SpirvType is immutable (cannot set {name!r})")
+
+    def __delattr__(self, name: str) -> None:
+        raise AttributeError(f"SpirvType is immutable (cannot delete {name!r})")
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, SpirvType):
+            return NotImplemented
+        return self._key == other._key
+
+    def __hash__(self) -> int:
+        return hash(self._key)
+
+    def __copy__(self) -> SpirvType:
+        return self
+
+    def __deepcopy__(self, memo: object) -> SpirvType:
+        return self
+
+    def __reduce__(self) -> tuple[object, ...]:
+        return (
+            _rebuild_type,
+            (
+                self.kind,
+                self.id,
+                self.width,
+                self.signed,
+                self.component,
+                self.count,
+                self.stride,
+                self.members,
+                self.size,
+                self.storage_class,
+                self.pointee_id,
+            ),
+        )
+
+    def __repr__(self) -> str:
+        parts = [f"{self.kind} id={self.id}"]
+        if self.kind in (KIND_INT, KIND_FLOAT):
+            parts.append(f"{'i' if self.signed else 'u' if self.kind == KIND_INT else 'f'}{self.width}")
+        if self.component is not None:
+            parts.append(f"of id={self.component.id}")
+        if self.count is not None:
+            parts.append(f"count={self.count}")
+        if self.stride is not None:
+            parts.append(f"stride={self.stride}")
+        if self.members:
+            listed = ", ".join(f"{m.name or '?'}@{m.offset}:id={m.type.id}" for m in self.members[:8])
+            parts.append(f"members=[{listed}{', ...' if len(self.members) > 8 else ''}]")
+        if self.storage_class is not None:
+            parts.append(f"storage_class={self.storage_class} pointee_id={self.pointee_id}")
+        parts.append(f"size={self.size}")
+        return f"SpirvType({' '.join(parts)})"
+
+
+def _rebuild_type(
+    kind: str,
+    id: int,
+    width: int,
+    signed: bool,
+    component: SpirvType | None,
+    count: int | None,
+    stride: int | None,
+    members: tuple[StructMember, ...],
+    size: int | None,
+    storage_class: int | None,
+    pointee_id: int | None,
+) -> SpirvType:
+    return SpirvType(
+        kind,
+        id,
+        width=width,
+        signed=signed,
+        component=component,
+        count=count,
+        stride=stride,
+        members=members,
+        size=size,
+        storage_class=storage_class,
+        pointee_id=pointee_id,
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class StructMember:
+    """One member of a struct :class:`SpirvType`.
+
+    ``name`` from OpMemberName, ``offset`` from the ``Offset`` member
+    decoration (None when undecorated), ``matrix_stride`` / ``row_major`` from
+    ``MatrixStride`` / ``RowMajor`` (they describe a matrix member, or the
+    matrices inside an array member). A matrix member with a ``MatrixStride``
+    takes stride * columns bytes (* rows when row-major) in the struct's size.
+    """
+
+    name: str | None
+    offset: int | None
+    type: SpirvType
+    matrix_stride: int | None = None
+    row_major: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class PushConstantBlock:
+    """The module's push-constant variable (Vulkan): the first module-scope ``PushConstant`` variable.
+
+    ``type_name`` is the OpName of the block's struct type (GLSL's block
+    name), ``variable_name`` the OpName of the variable (GLSL's instance
+    name); ``size`` and ``members`` are ``type.size`` and ``type.members``
+    (empty when the pointee is not a struct).
+    """
+
+    variable_id: int
+    variable_name: str | None
+    type_name: str | None
+    type: SpirvType
+    size: int | None
+    members: tuple[StructMember, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class SpecConstant:
+    """One scalar specialization constant with a ``SpecId`` decoration.
+
+    ``id`` is its result id, ``name`` its OpName, ``type`` a bool, int or float
+    :class:`SpirvType`. ``default`` is the default value as the bytes a
+    ``VkSpecializationInfo`` / ``clSetProgramSpecializationConstant`` entry
+    would carry: little-endian, width/8 bytes for ints and floats (8- and
+    16-bit values are the low bytes of their literal word), and 4 bytes 0 or 1
+    for bools (VkBool32).
+    """
+
+    spec_id: int
+    id: int
+    name: str | None
+    type: SpirvType
+    default: bytes
+
+    @property
+    def value(self) -> bool | int | float:
+        """The default decoded: a bool, a (signed when the type is) int, or a float (16, 32 or 64 bits)."""
+        if self.type.kind == KIND_BOOL:
+            return self.default != b"\0\0\0\0"
+        if self.type.kind == KIND_FLOAT:
+            return float(struct.unpack({2: "<e", 4: "<f", 8: "<d"}[len(self.default)], self.default)[0])
+        return int.from_bytes(self.default, "little", signed=self.type.signed)
+
+
 @dataclass(frozen=True, slots=True)
 class KernelParameter:
     """One parameter of an OpenCL kernel entry point.
@@ -219,7 +510,9 @@ class KernelParameter:
     ``__global``, 4 Workgroup = ``__local``, 0 UniformConstant = ``__constant``)
     or None for a by-value argument; ``value_bytes`` the size of the pointee
     (pointers) or the value (by-value), None when not computable;
-    ``no_write`` is FuncParamAttr NoWrite.
+    ``no_write`` is FuncParamAttr NoWrite. ``name`` is the OpName of the
+    OpFunctionParameter (clang/llvm-spirv emit the source names), ``type`` the
+    :class:`SpirvType` of the pointee (pointers) or of the value (by-value).
     """
 
     index: int
@@ -227,6 +520,8 @@ class KernelParameter:
     storage_class: int | None
     value_bytes: int | None
     no_write: bool
+    name: str | None = None
+    type: SpirvType | None = None
 
     @property
     def is_global_buffer(self) -> bool:
@@ -235,7 +530,14 @@ class KernelParameter:
 
 @dataclass(frozen=True, slots=True)
 class EntryPoint:
-    """One OpEntryPoint. ``local_size`` is None when the module fixes none."""
+    """One OpEntryPoint. ``local_size`` is None when the module fixes none.
+
+    ``local_size`` holds default values: ``local_size_spec_ids`` says, per
+    axis, the SpecId of the specialization constant that sets it (from the
+    ``WorkgroupSize`` built-in's constituents, which win, as glslang's
+    ``local_size_x_id`` emits, or from ``LocalSizeId`` operands), None where the
+    axis is a plain constant or literal.
+    """
 
     execution_model: int
     name: str
@@ -243,6 +545,7 @@ class EntryPoint:
     local_size: tuple[int, int, int] | None
     interface: tuple[int, ...]
     parameters: tuple[KernelParameter, ...] = ()
+    local_size_spec_ids: tuple[int | None, int | None, int | None] = (None, None, None)
 
     @property
     def execution_model_name(self) -> str:
@@ -264,7 +567,10 @@ class Descriptor:
     member of its block; uniform buffers and sampled images are never
     writable. ``array_stride`` is the ArrayStride of the block's trailing array
     (bytes per element), ``count`` the descriptor array length (None for a
-    runtime-sized array).
+    runtime-sized array). ``type`` is the :class:`SpirvType` of one
+    descriptor (the block struct, image, sampler...; descriptor-array levels
+    stripped) and ``block_name`` the OpName of that type when it is a struct
+    (GLSL's block name; ``name`` is the instance name).
     """
 
     set: int
@@ -277,6 +583,8 @@ class Descriptor:
     name: str | None
     array_stride: int | None
     count: int | None
+    type: SpirvType | None = None
+    block_name: str | None = None
 
     @property
     def storage_class_name(self) -> str:
@@ -310,6 +618,14 @@ class SpirvModule:
     descriptors: tuple[Descriptor, ...]
     push_constant_bytes: int | None
     """Size of the push-constant block; 0 when there is none, None when not computable."""
+    push_constant_block: PushConstantBlock | None = None
+    """The first module-scope PushConstant variable with its members; None when there is none."""
+    spec_constants: tuple[SpecConstant, ...] = ()
+    """Every OpSpecConstant/OpSpecConstantTrue/OpSpecConstantFalse with a SpecId, by (spec_id, id)."""
+    recursive_functions: tuple[int, ...] = ()
+    """Ids (ascending) of the functions on a cycle of OpFunctionCall (self-calls included); () when none."""
+    type_steps: int = 0
+    """Type-graph steps this inspection took (the quantity ``max_type_steps`` bounds)."""
 
     @property
     def capabilities(self) -> tuple[str, ...]:
@@ -326,6 +642,13 @@ class SpirvModule:
                 return entry
         names = ", ".join(repr(e.name) for e in self.compute_entry_points()) or "none"
         raise BackendError(ErrorKind.INVALID_ARGUMENT, f"SPIR-V module has no compute entry point {name!r} ({names})")
+
+    def spec_constant(self, spec_id: int) -> SpecConstant | None:
+        """The first specialization constant with SpecId ``spec_id``, or None."""
+        for constant in self.spec_constants:
+            if constant.spec_id == spec_id:
+                return constant
+        return None
 
     def descriptor(self, binding: int, set: int = 0) -> Descriptor | None:
         for descriptor in self.descriptors:
@@ -397,6 +720,9 @@ class _Module:
         self.local_sizes: dict[int, tuple[int, int, int]] = {}
         self.local_size_ids: dict[int, tuple[int, int, int]] = {}
         self.names: dict[int, str] = {}
+        self.member_names: dict[tuple[int, int], str] = {}
+        self.spec_scalars: dict[int, tuple[int, int, array[int]]] = {}
+        self.calls: dict[int, set[int]] = {}
         self.types: dict[int, tuple[int, array[int]]] = {}
         self.constants: dict[int, int] = {}
         self.composites: dict[int, tuple[int, ...]] = {}
@@ -511,6 +837,9 @@ def _record(module: _Module, opcode: int, ops: array[int], offset: int, function
     elif opcode == _OP_NAME:
         _need(ops, 2, opcode, offset)
         module.names[ops[0]] = _string(ops, 1, f"OpName at word {offset}")[0]
+    elif opcode == _OP_MEMBER_NAME:
+        _need(ops, 3, opcode, offset)
+        module.member_names[(ops[0], ops[1])] = _string(ops, 2, f"OpMemberName at word {offset}")[0]
     elif opcode == _OP_DECORATE:
         _need(ops, 2, opcode, offset)
         module.decorations.setdefault(ops[0], []).append((ops[1], ops[2:]))
@@ -525,7 +854,13 @@ def _record(module: _Module, opcode: int, ops: array[int], offset: int, function
         module.types[result] = (opcode, ops[1:])
     elif opcode in (_OP_CONSTANT, _OP_SPEC_CONSTANT):
         _need(ops, 3, opcode, offset)
-        module.constants[module.check_id(ops[1], "constant")] = ops[2]
+        result = module.check_id(ops[1], "constant")
+        module.constants[result] = ops[2] | (ops[3] << 32 if len(ops) > 3 else 0)  # 64-bit: low word first
+        if opcode == _OP_SPEC_CONSTANT:
+            module.spec_scalars[result] = (opcode, ops[0], ops[2:])
+    elif opcode in (_OP_SPEC_CONSTANT_TRUE, _OP_SPEC_CONSTANT_FALSE):
+        _need(ops, 2, opcode, offset)
+        module.spec_scalars[module.check_id(ops[1], "constant")] = (opcode, ops[0], ops[2:])
     elif opcode in (_OP_CONSTANT_COMPOSITE, _OP_SPEC_CONSTANT_COMPOSITE):
         _need(ops, 2, opcode, offset)
         module.composites[module.check_id(ops[1], "constant")] = tuple(ops[2:])
@@ -541,6 +876,8 @@ def _record(module: _Module, opcode: int, ops: array[int], offset: int, function
     elif opcode == _OP_FUNCTION_CALL:
         _need(ops, 3, opcode, offset)
         module.called.add(ops[2])
+        if function is not None:
+            module.calls.setdefault(function, set()).add(ops[2])
     elif opcode == _OP_FUNCTION_PARAMETER:
         _need(ops, 2, opcode, offset)
         if function is None:
@@ -551,35 +888,140 @@ def _record(module: _Module, opcode: int, ops: array[int], offset: int, function
 # --------------------------------------------------------------------------- types
 
 
-def _type_bytes(module: _Module, type_id: int, depth: int = 0) -> int | None:
-    """Byte size of a type under its explicit layout decorations; None when unknown."""
-    if depth > _MAX_TYPE_DEPTH or type_id not in module.types:
-        return None
-    opcode, ops = module.types[type_id]
-    if opcode in (_OP_TYPE_INT, _OP_TYPE_FLOAT) and ops:
-        return ops[0] // 8 if ops[0] % 8 == 0 else None
-    if opcode == _OP_TYPE_VECTOR and len(ops) >= 2:
-        component = _type_bytes(module, ops[0], depth + 1)
-        return None if component is None else component * ops[1]
-    if opcode == _OP_TYPE_MATRIX and len(ops) >= 2:
-        column = _type_bytes(module, ops[0], depth + 1)
-        return None if column is None else column * ops[1]
-    if opcode == _OP_TYPE_ARRAY and len(ops) >= 2:
-        length = module.constants.get(ops[1])
-        stride = module.value(type_id, _DEC_ARRAY_STRIDE) or _type_bytes(module, ops[0], depth + 1)
-        return None if length is None or stride is None else length * stride
-    if opcode == _OP_TYPE_STRUCT:
-        end = 0
-        for member, member_type in enumerate(ops):
-            size = _type_bytes(module, member_type, depth + 1)
-            start = module.member_value(type_id, member, _DEC_OFFSET)
-            if size is None or start is None:
-                return None
-            end = max(end, start + size)
-        return end
-    if opcode == _OP_TYPE_POINTER:
-        return 8
-    return None
+_IN_PROGRESS = 1
+
+
+class _Types:
+    """The module's type graph, built on demand: one :class:`SpirvType` per id, memoized (internal).
+
+    :meth:`get` walks iteratively (an explicit stack, no Python recursion), so
+    depth costs nothing; each type is expanded once, costing one step plus one
+    per operand it depends on, against ``limit`` (RESOURCE_LIMIT past it). A
+    type reached again while it is being built contains itself:
+    INVALID_ARGUMENT. Pointers are leaves (their pointee is only named), so
+    forward-pointer cycles are fine.
+    """
+
+    def __init__(self, module: _Module, limit: int, pointer_bytes: int) -> None:
+        self.module = module
+        self.limit = limit
+        self.pointer_bytes = pointer_bytes
+        self.steps = 0
+        self.done: dict[int, SpirvType] = {}
+        self.state: dict[int, int] = {}
+
+    def _children(self, type_id: int) -> Sequence[int]:
+        entry = self.module.types.get(type_id)
+        if entry is None:
+            return ()
+        opcode, ops = entry
+        if opcode in (_OP_TYPE_VECTOR, _OP_TYPE_MATRIX, _OP_TYPE_ARRAY, _OP_TYPE_RUNTIME_ARRAY) and ops:
+            return ops[:1]
+        if opcode == _OP_TYPE_STRUCT:
+            return ops
+        return ()
+
+    def get(self, root: int) -> SpirvType:
+        done = self.done
+        found = done.get(root)
+        if found is not None:
+            return found
+        stack = [root]
+        while stack:
+            type_id = stack[-1]
+            if type_id in done:
+                stack.pop()
+                continue
+            if self.state.get(type_id) != _IN_PROGRESS:
+                self.state[type_id] = _IN_PROGRESS
+                children = self._children(type_id)
+                self.steps += 1 + len(children)
+                if self.steps > self.limit:
+                    raise BackendError(
+                        ErrorKind.RESOURCE_LIMIT,
+                        f"SPIR-V: the type graph needs more than max_type_steps={self.limit} steps "
+                        f"(reached at type {type_id})",
+                    )
+                pending = False
+                for child in children:
+                    if child in done:
+                        continue
+                    if self.state.get(child) == _IN_PROGRESS:
+                        raise _bad(f"type {child} contains itself (through type {type_id})")
+                    stack.append(child)
+                    pending = True
+                if pending:
+                    continue
+            done[type_id] = self._build(type_id)
+            stack.pop()
+        return done[root]
+
+    def _build(self, type_id: int) -> SpirvType:
+        """The SpirvType of ``type_id``, whose children are all in ``done``."""
+        module, done = self.module, self.done
+        entry = module.types.get(type_id)
+        if entry is None:
+            return SpirvType(KIND_OTHER, type_id)
+        opcode, ops = entry
+        if opcode == _OP_TYPE_BOOL:
+            return SpirvType(KIND_BOOL, type_id)
+        if opcode in (_OP_TYPE_INT, _OP_TYPE_FLOAT) and ops:
+            width = ops[0]
+            size = width // 8 if width and width % 8 == 0 else None
+            if opcode == _OP_TYPE_FLOAT:
+                return SpirvType(KIND_FLOAT, type_id, width=width, size=size)
+            return SpirvType(KIND_INT, type_id, width=width, signed=len(ops) > 1 and ops[1] == 1, size=size)
+        if opcode in (_OP_TYPE_VECTOR, _OP_TYPE_MATRIX) and len(ops) >= 2:
+            component = done[ops[0]]
+            size = _capped(None if component.size is None else component.size * ops[1])
+            kind = KIND_VECTOR if opcode == _OP_TYPE_VECTOR else KIND_MATRIX
+            return SpirvType(kind, type_id, component=component, count=ops[1], size=size)
+        if opcode == _OP_TYPE_ARRAY and len(ops) >= 2:
+            component = done[ops[0]]
+            length = module.constants.get(ops[1])
+            stride = module.value(type_id, _DEC_ARRAY_STRIDE)
+            step = stride or component.size
+            size = _capped(None if length is None or step is None else length * step)
+            return SpirvType(KIND_ARRAY, type_id, component=component, count=length, stride=stride, size=size)
+        if opcode == _OP_TYPE_RUNTIME_ARRAY and ops:
+            stride = module.value(type_id, _DEC_ARRAY_STRIDE)
+            return SpirvType(KIND_RUNTIME_ARRAY, type_id, component=done[ops[0]], stride=stride)
+        if opcode == _OP_TYPE_STRUCT:
+            members = []
+            end: int | None = 0
+            for index, member_type in enumerate(ops):
+                member = StructMember(
+                    name=module.member_names.get((type_id, index)),
+                    offset=module.member_value(type_id, index, _DEC_OFFSET),
+                    type=done[member_type],
+                    matrix_stride=module.member_value(type_id, index, _DEC_MATRIX_STRIDE),
+                    row_major=module.member_has(type_id, index, _DEC_ROW_MAJOR),
+                )
+                members.append(member)
+                size = _member_bytes(member)
+                if end is not None:
+                    end = None if size is None or member.offset is None else max(end, member.offset + size)
+            return SpirvType(KIND_STRUCT, type_id, members=tuple(members), size=_capped(end))
+        if opcode == _OP_TYPE_POINTER and len(ops) >= 2:
+            return SpirvType(KIND_POINTER, type_id, storage_class=ops[0], pointee_id=ops[1], size=self.pointer_bytes)
+        return SpirvType(KIND_OTHER, type_id)
+
+    def size(self, type_id: int) -> int | None:
+        return self.get(type_id).size
+
+
+def _capped(size: int | None) -> int | None:
+    return None if size is None or size > _MAX_SIZE else size
+
+
+def _member_bytes(member: StructMember) -> int | None:
+    """A member's bytes inside its struct: a matrix with MatrixStride takes stride * columns (* rows if row-major)."""
+    member_type = member.type
+    if member_type.kind == KIND_MATRIX and member.matrix_stride is not None:
+        column = member_type.component
+        vectors = (column.count if column is not None else None) if member.row_major else member_type.count
+        return None if vectors is None else _capped(member.matrix_stride * vectors)
+    return member_type.size
 
 
 def _unwrap_arrays(module: _Module, type_id: int) -> tuple[int, int | None]:
@@ -611,7 +1053,7 @@ def _block_stride(module: _Module, struct_id: int, members: array[int]) -> int |
     return None
 
 
-def _descriptor(module: _Module, pointer_type: int, variable: int, storage: int) -> Descriptor:
+def _descriptor(module: _Module, types: _Types, pointer_type: int, variable: int, storage: int) -> Descriptor:
     pointer = module.types.get(pointer_type)
     if pointer is None or pointer[0] != _OP_TYPE_POINTER or len(pointer[1]) < 2:
         raise _bad(f"variable {variable} has result type {pointer_type}, which is not a pointer type")
@@ -665,6 +1107,8 @@ def _descriptor(module: _Module, pointer_type: int, variable: int, storage: int)
         name=module.names.get(variable),
         array_stride=stride,
         count=count,
+        type=types.get(inner),
+        block_name=module.names.get(inner) if opcode == _OP_TYPE_STRUCT else None,
     )
 
 
@@ -679,34 +1123,124 @@ def _size_from_constants(module: _Module, ids: Sequence[int], what: str) -> tupl
     return (x, y, z)
 
 
-def _workgroup_size_builtin(module: _Module) -> tuple[int, int, int] | None:
-    """The default value of the WorkgroupSize built-in constant, which overrides LocalSize."""
+def _workgroup_size_builtin(module: _Module) -> tuple[tuple[int, int, int] | None, tuple[int, ...] | None]:
+    """The default value of the WorkgroupSize built-in constant (which overrides LocalSize) and its constituents."""
     for target, constituents in module.composites.items():
         if module.value(target, _DEC_BUILTIN) == _BUILTIN_WORKGROUP_SIZE:
-            return _size_from_constants(module, constituents, f"WorkgroupSize constant {target}")
-    return None
+            return _size_from_constants(module, constituents, f"WorkgroupSize constant {target}"), constituents
+    return None, None
 
 
-def _parameters(module: _Module, function: int) -> tuple[KernelParameter, ...]:
+def _spec_ids(module: _Module, ids: Sequence[int] | None) -> tuple[int | None, int | None, int | None]:
+    """Per axis, the SpecId of the scalar specialization constant ``ids[axis]`` names, else None."""
+    found: list[int | None] = [None, None, None]
+    for axis, constant in enumerate((ids or ())[:3]):
+        if constant in module.spec_scalars:
+            found[axis] = module.value(constant, _DEC_SPEC_ID)
+    return (found[0], found[1], found[2])
+
+
+def _parameters(module: _Module, types: _Types, function: int) -> tuple[KernelParameter, ...]:
     params = []
     for index, (type_id, param_id) in enumerate(module.functions.get(function, ())):
         entry = module.types.get(type_id)
         storage: int | None = None
         if entry is not None and entry[0] == _OP_TYPE_POINTER and len(entry[1]) >= 2:
             storage = entry[1][0]
-            size = _type_bytes(module, entry[1][1])
+            value_type = types.get(entry[1][1])
         else:
-            size = _type_bytes(module, type_id)
+            value_type = types.get(type_id)
         no_write = any(
             d == _DEC_FUNC_PARAM_ATTR and lits and lits[0] == _FUNC_PARAM_NO_WRITE
             for d, lits in module.decorations.get(param_id, ())
         )
-        params.append(KernelParameter(index, param_id, storage, size, no_write))
+        params.append(
+            KernelParameter(index, param_id, storage, value_type.size, no_write, module.names.get(param_id), value_type)
+        )
     return tuple(params)
 
 
-def inspect_spirv(data: bytes) -> SpirvModule:
-    """Inspect one SPIR-V module (see the module docstring for the promise)."""
+def _spec_constants(module: _Module, types: _Types) -> tuple[SpecConstant, ...]:
+    """Every scalar spec constant with a SpecId, by (spec_id, id); a type/literal mismatch → INVALID_ARGUMENT."""
+    found = []
+    for result, (opcode, type_id, literals) in module.spec_scalars.items():
+        spec_id = module.value(result, _DEC_SPEC_ID)
+        if spec_id is None:
+            continue
+        value_type = types.get(type_id)
+        what = f"specialization constant {result} (SpecId {spec_id})"
+        if opcode != _OP_SPEC_CONSTANT:
+            if value_type.kind != KIND_BOOL:
+                raise _bad(f"{what} is OpSpecConstantTrue/False of non-bool type {type_id}")
+            default = (1 if opcode == _OP_SPEC_CONSTANT_TRUE else 0).to_bytes(4, "little")
+        else:
+            width = value_type.width
+            if value_type.kind not in (KIND_INT, KIND_FLOAT) or width not in (8, 16, 32, 64):
+                raise _bad(f"{what} has type {type_id}, not an 8/16/32/64-bit int or float")
+            if value_type.kind == KIND_FLOAT and width == 8:
+                raise _bad(f"{what} is an 8-bit float")
+            needed = 2 if width == 64 else 1
+            if len(literals) != needed:
+                raise _bad(f"{what} has {len(literals)} literal words; a {width}-bit value needs {needed}")
+            value = literals[0] | (literals[1] << 32 if needed == 2 else 0)
+            default = (value & ((1 << width) - 1)).to_bytes(width // 8, "little")
+        found.append(SpecConstant(spec_id, result, module.names.get(result), value_type, default))
+    found.sort(key=lambda c: (c.spec_id, c.id))
+    return tuple(found)
+
+
+def _recursive_functions(calls: Mapping[int, Collection[int]]) -> tuple[int, ...]:
+    """Ids of the functions on a call cycle: Tarjan's strongly connected components, iteratively (linear)."""
+    index: dict[int, int] = {}
+    low: dict[int, int] = {}
+    on_stack: set[int] = set()
+    stack: list[int] = []
+    cyclic: set[int] = set()
+    for root in calls:
+        if root in index:
+            continue
+        index[root] = low[root] = len(index)
+        stack.append(root)
+        on_stack.add(root)
+        work = [(root, iter(calls.get(root, ())))]
+        while work:
+            node, callees = work[-1]
+            descended = False
+            for callee in callees:
+                if callee not in index:
+                    index[callee] = low[callee] = len(index)
+                    stack.append(callee)
+                    on_stack.add(callee)
+                    work.append((callee, iter(calls.get(callee, ()))))
+                    descended = True
+                    break
+                if callee in on_stack:
+                    low[node] = min(low[node], index[callee])
+            if descended:
+                continue
+            work.pop()
+            if work:
+                parent = work[-1][0]
+                low[parent] = min(low[parent], low[node])
+            if low[node] == index[node]:
+                component = []
+                while True:
+                    member = stack.pop()
+                    on_stack.discard(member)
+                    component.append(member)
+                    if member == node:
+                        break
+                if len(component) > 1 or node in calls.get(node, ()):
+                    cyclic.update(component)
+    return tuple(sorted(cyclic))
+
+
+def inspect_spirv(data: bytes, *, max_type_steps: int = TYPE_STEP_LIMIT) -> SpirvModule:
+    """Inspect one SPIR-V module (see the module docstring for the promise).
+
+    ``max_type_steps`` bounds the type-graph work (:data:`TYPE_STEP_LIMIT`);
+    past it → RESOURCE_LIMIT naming ``max_type_steps``.
+    """
     try:
         view = bytes(data)
     except TypeError:
@@ -725,23 +1259,26 @@ def inspect_spirv(data: bytes) -> SpirvModule:
         raise _bad("module declares neither the Shader nor the Kernel capability")
     if not module.entries and 5 not in caps:
         raise _bad("module has no OpEntryPoint and does not declare the Linkage capability")
-    builtin_size = _workgroup_size_builtin(module)
+    types = _Types(module, max_type_steps, pointer_bytes=4 if addressing == 1 else 8)
+    builtin_size, builtin_ids = _workgroup_size_builtin(module)
     entries = []
     for model, target, name, interface in module.entries:
         size = builtin_size or module.local_sizes.get(target)
         if size is None and target in module.local_size_ids:
             size = _size_from_constants(module, module.local_size_ids[target], f"LocalSizeId of {name!r}")
-        params = _parameters(module, target) if model == KERNEL else ()
-        entries.append(EntryPoint(model, name, target, size, interface, params))
+        spec_ids = _spec_ids(module, builtin_ids if builtin_ids is not None else module.local_size_ids.get(target))
+        params = _parameters(module, types, target) if model == KERNEL else ()
+        entries.append(EntryPoint(model, name, target, size, interface, params, spec_ids))
     descriptors: list[Descriptor] = []
-    push_bytes: int | None = 0
+    push_block: PushConstantBlock | None = None
     for pointer_type, variable, storage in module.variables:
         if storage == _SC_PUSH_CONSTANT:
-            pointer = module.types.get(pointer_type)
-            push_bytes = _type_bytes(module, pointer[1][1]) if pointer and len(pointer[1]) >= 2 else None
+            if push_block is None:
+                push_block = _push_constant_block(module, types, pointer_type, variable)
         elif flavour is Flavour.VULKAN and storage in (_SC_UNIFORM_CONSTANT, _SC_UNIFORM, _SC_STORAGE_BUFFER):
-            descriptors.append(_descriptor(module, pointer_type, variable, storage))
+            descriptors.append(_descriptor(module, types, pointer_type, variable, storage))
     descriptors.sort(key=lambda d: (d.set, d.binding, d.variable_id))
+    spec_constants = _spec_constants(module, types)
     version = words[1]
     return SpirvModule(
         flavour=flavour,
@@ -755,7 +1292,26 @@ def inspect_spirv(data: bytes) -> SpirvModule:
         memory_model=memory,
         entry_points=tuple(entries),
         descriptors=tuple(descriptors),
-        push_constant_bytes=push_bytes,
+        push_constant_bytes=0 if push_block is None else push_block.size,
+        push_constant_block=push_block,
+        spec_constants=spec_constants,
+        recursive_functions=_recursive_functions(module.calls),
+        type_steps=types.steps,
+    )
+
+
+def _push_constant_block(module: _Module, types: _Types, pointer_type: int, variable: int) -> PushConstantBlock:
+    pointer = module.types.get(pointer_type)
+    if pointer is None or pointer[0] != _OP_TYPE_POINTER or len(pointer[1]) < 2:
+        raise _bad(f"push-constant variable {variable} has result type {pointer_type}, which is not a pointer type")
+    block = types.get(pointer[1][1])
+    return PushConstantBlock(
+        variable_id=variable,
+        variable_name=module.names.get(variable),
+        type_name=module.names.get(block.id) if block.kind == KIND_STRUCT else None,
+        type=block,
+        size=block.size,
+        members=block.members,
     )
 
 
