@@ -1,30 +1,57 @@
 """Wrap a raw module (``.spv``, ``.cl`` or an OpenCL device binary) into a kernel package.
 
 Promise: :func:`pack_module` fills what the module itself says — kind,
-entry point, local size and binding table — and checks what the caller
-gives against it. What the module cannot say (the dispatch rule; everything
-for a device binary) must be passed; a missing option raises
-INVALID_ARGUMENT naming the keyword. Modules using what a package cannot
-express (descriptor sets other than 0, ``__local`` pointer or by-value
-arguments other than the element count) raise UNSUPPORTED. The returned
+entry point, local size, binding table, argument names and types — and
+checks what the caller gives against it: by-value and ``__local`` OpenCL
+arguments, push-constant members and specialization constants are matched by
+name or index and typed from their declarations (:mod:`accelcore.arguments`);
+a mismatch, an unknown name or a declared argument left without a value is
+INVALID_ARGUMENT naming it (specialization constants may keep the module's
+default). What the module cannot say (the dispatch rule; everything for a
+device binary) must be passed; a missing option raises INVALID_ARGUMENT
+naming the keyword. Modules using what a package cannot express (images,
+samplers, struct-typed by-value arguments) raise UNSUPPORTED. The returned
 package has passed :func:`accelcore.package_codec.validate_package`.
 The module bytes are copied once into the package.
 """
 
 from __future__ import annotations
 
-import re
-from collections.abc import Sequence
+import dataclasses
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
+from .arguments import ArgumentKey, TypedValue, describe, encode_for, lookup, spirv_value_type, struct_bytes
 from .errors import BackendError, ErrorKind
 from .flags import AccessMode
-from .package import NO_COUNT_ARGUMENT, Dispatch, KernelPackage, ModuleKind, PackageBinding, access_allows
+from .opencl_signature import OpenCLKernel, OpenCLParameter, opencl_kernels
+from .package import (
+    ANY_LOCAL_SIZE,
+    NO_COUNT_ARGUMENT,
+    Coverage,
+    DescriptorType,
+    Dispatch,
+    DispatchKind,
+    KernelArgument,
+    KernelPackage,
+    ModuleKind,
+    PackageBinding,
+    SpecConstant,
+    access_allows,
+)
 from .package_codec import validate_package
 from .program import TargetIdentity
-from .spirv import Flavour, SpirvModule, inspect_spirv, is_spirv
+from .spirv import EntryPoint, Flavour, SpirvModule, inspect_spirv, is_spirv
+from .values import ScalarType, ValueType
 
-__all__ = ["OpenCLKernel", "OpenCLParameter", "detect_module_kind", "opencl_kernels", "pack_module"]
+__all__ = [
+    "OpenCLKernel",
+    "OpenCLParameter",
+    "TypedValue",
+    "detect_module_kind",
+    "opencl_kernels",
+    "pack_module",
+]
 
 POCL_BINARY_PREFIX = b"poclbin"
 
@@ -67,109 +94,7 @@ def detect_module_kind(data: bytes) -> ModuleKind:
     )
 
 
-# --------------------------------------------------------------------------- OpenCL C signatures
-
-
-@dataclass(frozen=True, slots=True)
-class OpenCLParameter:
-    """One kernel parameter as written in OpenCL C source.
-
-    ``address_space``: global, constant, local or private (pointers), None
-    for by-value; ``element_bytes`` of the pointee or value, None if unknown.
-    """
-
-    index: int
-    text: str
-    address_space: str | None
-    is_const: bool
-    element_bytes: int | None
-
-    @property
-    def is_buffer(self) -> bool:
-        return self.address_space in ("global", "constant")
-
-
-@dataclass(frozen=True, slots=True)
-class OpenCLKernel:
-    name: str
-    parameters: tuple[OpenCLParameter, ...]
-    required_local_size: tuple[int, int, int] | None
-
-
-_COMMENTS = re.compile(r"//[^\n]*|/\*.*?\*/", re.DOTALL)
-_KERNEL = re.compile(
-    r"\b(?:__kernel|kernel)\b(?P<pre>[^;{}]*?)\bvoid\s+(?P<name>[A-Za-z_]\w*)\s*\((?P<params>[^)]*)\)",
-    re.DOTALL,
-)
-_REQD = re.compile(r"reqd_work_group_size\s*\(\s*(\d+)\s*,\s*(\d+)\s*,\s*(\d+)\s*\)")
-_SCALAR_BYTES = {
-    "char": 1,
-    "uchar": 1,
-    "bool": 1,
-    "short": 2,
-    "ushort": 2,
-    "half": 2,
-    "int": 4,
-    "uint": 4,
-    "float": 4,
-    "long": 8,
-    "ulong": 8,
-    "double": 8,
-    "size_t": None,
-}
-_QUALIFIERS = {"const", "volatile", "restrict", "__restrict", "unsigned", "signed", "__read_only", "__write_only"}
-_SPACES = {
-    "__global": "global",
-    "global": "global",
-    "__constant": "constant",
-    "constant": "constant",
-    "__local": "local",
-    "local": "local",
-    "__private": "private",
-    "private": "private",
-}
-
-
-def _type_bytes(tokens: Sequence[str]) -> int | None:
-    names = [t for t in tokens if t not in _QUALIFIERS and t not in _SPACES]
-    if not names:
-        return 4 if "unsigned" in tokens or "signed" in tokens else None
-    match = re.fullmatch(r"([a-z]+?)(2|3|4|8|16)?", names[-1])
-    if match is None or match.group(1) not in _SCALAR_BYTES:
-        return None
-    base = _SCALAR_BYTES[match.group(1)]
-    lanes = int(match.group(2) or 1)
-    if base is None:
-        return None
-    return base * (4 if lanes == 3 else lanes)
-
-
-def _parameter(index: int, text: str) -> OpenCLParameter:
-    pointer = "*" in text
-    before = text.split("*", 1)[0] if pointer else text
-    tokens = re.findall(r"[A-Za-z_]\w*", before)
-    if not pointer and tokens:
-        tokens = tokens[:-1]  # drop the parameter name
-    space = next((_SPACES[t] for t in tokens if t in _SPACES), None)
-    if pointer and space is None:
-        space = "private"
-    return OpenCLParameter(index, " ".join(text.split()), space, "const" in tokens, _type_bytes(tokens))
-
-
-def opencl_kernels(source: str) -> tuple[OpenCLKernel, ...]:
-    """Every ``__kernel`` function in ``source``, with its parameters (a light parse, not a compiler)."""
-    text = _COMMENTS.sub(" ", source)
-    kernels = []
-    for match in _KERNEL.finditer(text):
-        params_text = match.group("params").strip()
-        pieces = [] if params_text in ("", "void") else [p.strip() for p in params_text.split(",")]
-        reqd = _REQD.search(match.group("pre"))
-        size = (int(reqd.group(1)), int(reqd.group(2)), int(reqd.group(3))) if reqd else None
-        kernels.append(OpenCLKernel(match.group("name"), tuple(_parameter(i, p) for i, p in enumerate(pieces)), size))
-    return tuple(kernels)
-
-
-# --------------------------------------------------------------------------- packing
+# --------------------------------------------------------------------------- shared
 
 
 def _pick(names: Sequence[str], entry_point: str | None, what: str) -> str:
@@ -194,104 +119,367 @@ def _local(found: tuple[int, int, int] | None, given: tuple[int, int, int] | Non
     return (given[0], given[1], given[2])
 
 
-def _need_dispatch(dispatch: Dispatch | None) -> Dispatch:
-    if dispatch is None:
+def _dispatch_rule(
+    dispatch: Dispatch | None, global_size: int | Sequence[int] | None, count_index: int | None
+) -> Dispatch:
+    """The dispatch from ``dispatch=`` or ``global_size=`` (one of them), with the count argument applied."""
+    if dispatch is not None and global_size is not None:
+        raise _invalid("give dispatch= or global_size=, not both")
+    if global_size is not None:
+        sizes = (global_size,) if isinstance(global_size, int) else tuple(global_size)
+        rule = Dispatch.global_items(*sizes)
+    elif dispatch is not None:
+        rule = dispatch
+    else:
         raise _invalid(
             "dispatch= is required: a module does not say how many workgroups to launch "
-            "(e.g. Dispatch(DispatchKind.FROM_BINDING, slot=1, count_argument=2))"
+            "(e.g. Dispatch(DispatchKind.FROM_BINDING, slot=1, count_argument=2), or global_size=)"
         )
-    return dispatch
+    if count_index is not None:
+        rule = dataclasses.replace(rule, count_argument=count_index)
+    return rule
 
 
-def _vulkan(
-    module: SpirvModule,
-    entry_point: str | None,
+def _apply_coverage(
+    rows: tuple[PackageBinding, ...], coverage: Mapping[int, Coverage | int] | None
+) -> tuple[PackageBinding, ...]:
+    """``coverage``: slot → Coverage.PER_WORK_ITEM / Coverage.UNKNOWN, or an element count (EXACT)."""
+    if not coverage:
+        return rows
+    slots = {row.slot for row in rows}
+    for slot in coverage:
+        if slot not in slots:
+            raise _invalid(f"coverage= names slot {slot!r}, which is not in the binding table ({sorted(slots)})")
+    out = []
+    for row in rows:
+        if row.slot not in coverage:
+            out.append(row)
+            continue
+        said = coverage[row.slot]
+        if isinstance(said, Coverage):
+            if said is Coverage.EXACT:
+                raise _invalid(f"coverage= for slot {row.slot}: give the element count for an exact coverage")
+            out.append(dataclasses.replace(row, coverage=said, coverage_elements=0))
+        elif isinstance(said, int) and not isinstance(said, bool) and said >= 1:
+            out.append(dataclasses.replace(row, coverage=Coverage.EXACT, coverage_elements=said))
+        else:
+            raise _invalid(f"coverage= for slot {row.slot} is {said!r}; give Coverage.PER_WORK_ITEM or a count >= 1")
+    return tuple(out)
+
+
+# --------------------------------------------------------------------------- OpenCL
+
+
+@dataclass(frozen=True, slots=True)
+class _Param:
+    """An OpenCL kernel parameter, from source or from OpenCL SPIR-V."""
+
+    index: int
+    name: str
+    space: str | None  # global, constant, local, private; None by value
+    read_only: bool
+    value_type: ValueType | None
+    label: str
+
+
+def _source_params(kernel: OpenCLKernel) -> list[_Param]:
+    return [
+        _Param(
+            p.index,
+            p.name,
+            p.address_space,
+            p.is_const or p.address_space == "constant",
+            p.value_type,
+            p.label,
+        )
+        for p in kernel.parameters
+    ]
+
+
+def _spirv_params(entry: EntryPoint) -> list[_Param]:
+    spaces = {5: "global", 0: "constant", 4: "local"}
+    params = []
+    for p in entry.parameters:
+        space = spaces.get(p.storage_class, "private") if p.storage_class is not None else None
+        vtype = spirv_value_type(p.type) if p.type is not None else None
+        if vtype is None and p.value_bytes is not None and space in ("global", "constant"):
+            vtype = None
+        shown = describe(p.type) if p.type is not None else "?"
+        label = f"argument {p.index} ({p.name or '%' + str(p.id)}: {space + ' ' if space else ''}{shown})"
+        params.append(_Param(p.index, p.name or "", space, p.no_write or p.storage_class == 0, vtype, label))
+    return params
+
+
+def _element_bytes(param: _Param, fallback: int | None) -> int | None:
+    return param.value_type.size if param.value_type is not None else fallback
+
+
+def _opencl(
+    params: list[_Param],
+    element_fallback: Mapping[int, int | None],
     bindings: Sequence[PackageBinding] | None,
     dispatch: Dispatch | None,
-    local_size: tuple[int, int, int] | None,
-) -> tuple[str, tuple[int, int, int], tuple[PackageBinding, ...], Dispatch]:
-    entries = [e for e in module.entry_points if e.execution_model_name == "GLCompute"]
-    name = _pick([e.name for e in entries], entry_point, "GLCompute entry point")
-    entry = next(e for e in entries if e.name == name)
-    size = _local(entry.local_size, local_size)
-    for descriptor in module.descriptors:
-        if descriptor.set != 0:
-            raise _unsupported(
-                f"descriptor {descriptor.name or descriptor.variable_id} is in set {descriptor.set}; "
-                "kernel packages bind set 0 only"
-            )
-        if descriptor.descriptor_type not in ("storage_buffer", "uniform_buffer"):
-            raise _unsupported(
-                f"binding {descriptor.binding} is a {descriptor.descriptor_type}; kernel packages bind buffers only"
-            )
-    if bindings is None:
-        rows = tuple(PackageBinding(d.binding, d.binding, d.access, d.array_stride or 4) for d in module.descriptors)
-    else:
-        rows = tuple(bindings)
-        bound = {row.native_index for row in rows}
-        for row in rows:
-            named = module.descriptor(row.native_index)
-            if named is None:
-                have = sorted(d.binding for d in module.descriptors)
-                raise _invalid(f"slot {row.slot} names binding {row.native_index}, which the module lacks ({have})")
-            if not access_allows(AccessMode(row.access), named.access):
-                raise _invalid(
-                    f"slot {row.slot} declares {AccessMode(row.access).name} but binding "
-                    f"{row.native_index} is {named.access.name} in the module"
-                )
-        unbound = [d.binding for d in module.descriptors if d.binding not in bound]
-        if unbound:
-            raise _invalid(f"the module uses binding {unbound[0]}, which no slot in bindings= binds")
-    rule = _need_dispatch(dispatch)
-    has_push = module.push_constant_bytes != 0
-    if rule.count_argument != NO_COUNT_ARGUMENT and not has_push:
-        raise _invalid("dispatch.count_argument is set but the module declares no push-constant block")
-    if rule.count_argument == NO_COUNT_ARGUMENT and has_push:
-        raise _invalid("the module reads a push-constant block; set dispatch.count_argument (the element count)")
-    return name, size, rows, rule
-
-
-def _opencl_rows(
-    params: Sequence[tuple[int, str | None, bool, int | None, str]],
-    bindings: Sequence[PackageBinding] | None,
-    dispatch: Dispatch,
-) -> tuple[PackageBinding, ...]:
-    """params: (index, address space, read-only, element bytes, description)."""
-    by_index = {p[0]: p for p in params}
-    count = dispatch.count_argument
+    global_size: int | Sequence[int] | None,
+    count_argument: ArgumentKey | None,
+    arguments: Mapping[ArgumentKey, object] | None,
+    local_memory: Mapping[ArgumentKey, int] | None,
+) -> tuple[tuple[PackageBinding, ...], Dispatch, tuple[KernelArgument, ...]]:
+    by_index = {p.index: p for p in params}
+    names = {p.index: p.name for p in params}
+    count_index = None if count_argument is None else lookup(count_argument, names, "kernel argument")
+    rule = _dispatch_rule(dispatch, global_size, count_index)
+    count = rule.count_argument
     if count != NO_COUNT_ARGUMENT:
-        if count not in by_index or by_index[count][1] is not None or by_index[count][3] != 4:
-            raise _invalid(f"dispatch.count_argument={count} is not a 4-byte by-value kernel argument")
-    for index, space, _, size, text in params:
-        if space == "local":
-            raise _unsupported(f"argument {index} ({text}) is a __local pointer; kernel packages cannot size it")
-        if space is None and index != count:
-            raise _unsupported(
-                f"argument {index} ({text}) is by value; packages pass only buffers and the count"
-                + (" (set dispatch.count_argument to its index if it is the count)" if size == 4 else "")
+        if count not in by_index:
+            raise _invalid(f"dispatch.count_argument={count} is not an argument of the kernel (it has {len(params)})")
+        counted = by_index[count]
+        if counted.space is not None:
+            raise _invalid(
+                f"dispatch.count_argument={count} is {counted.label}, a pointer; the count is passed by value"
             )
-    buffers = [p for p in params if p[1] in ("global", "constant")]
+        if counted.value_type is not None and counted.value_type not in (
+            ValueType(ScalarType.U32),
+            ValueType(ScalarType.I32),
+        ):
+            raise _invalid(
+                f"dispatch.count_argument={count} is {counted.label}, declared {counted.value_type}; "
+                "the element count is a 32-bit integer (int or uint)"
+            )
+    values: dict[int, object] = {}
+    for key, value in (arguments or {}).items():
+        index = lookup(key, names, "kernel argument")
+        param = by_index[index]
+        if param.space is not None:
+            kind = (
+                "__local pointer (give its size with local_memory=)" if param.space == "local" else "buffer (bind it)"
+            )
+            raise _invalid(f"arguments= names {param.label}, which is a {kind}")
+        if index == count:
+            raise _invalid(f"arguments= names {param.label}, the count argument; the dispatch sets its value")
+        if index in values:
+            raise _invalid(f"{param.label} is given twice")
+        values[index] = value
+    sizes: dict[int, int] = {}
+    for key, size in (local_memory or {}).items():
+        index = lookup(key, names, "kernel argument")
+        param = by_index[index]
+        if param.space != "local":
+            raise _invalid(f"local_memory= names {param.label}, which is not a __local pointer")
+        if isinstance(size, bool) or not isinstance(size, int) or size < 1:
+            raise _invalid(f"local_memory= for {param.label} is {size!r}; give its size in bytes (>= 1)")
+        sizes[index] = size
+    records: list[KernelArgument] = []
+    for param in params:
+        if param.space == "local":
+            if param.index not in sizes:
+                raise _invalid(f"{param.label} is a __local pointer without a size; pass local_memory={{...: BYTES}}")
+            records.append(KernelArgument.local(param.index, sizes[param.index]))
+        elif param.space == "private":
+            raise _unsupported(f"{param.label} is a __private pointer, which a host cannot pass")
+        elif param.space is None and param.index != count:
+            if param.index not in values:
+                raise _invalid(f"{param.label} is by value and has no value; pass arguments={{...: VALUE}}")
+            what = f"argument {param.name or param.index}"
+            declaration = param.label.split("(", 1)[1].rstrip(")") if "(" in param.label else ""
+            vtype, data = encode_for(param.value_type, values[param.index], what, declaration=declaration)
+            records.append(KernelArgument.value(param.index, vtype, data))
+    buffers = [p for p in params if p.space in ("global", "constant")]
     if bindings is None:
         rows = []
-        for index, _, read_only, size, text in buffers:
-            if size is None:
-                raise _invalid(f"cannot tell the element size of argument {index} ({text}); pass bindings=")
-            rows.append(PackageBinding(index, index, AccessMode.READ if read_only else AccessMode.READ_WRITE, size))
-        return tuple(rows)
-    rows = list(bindings)
-    covered = {row.native_index for row in rows}
-    for row in rows:
-        if row.native_index not in by_index or by_index[row.native_index][1] not in ("global", "constant"):
+        for p in buffers:
+            element = _element_bytes(p, element_fallback.get(p.index))
+            if element is None:
+                raise _invalid(f"cannot tell the element size of {p.label}; pass bindings=")
+            access = AccessMode.READ if p.read_only else AccessMode.READ_WRITE
+            rows.append(PackageBinding(p.index, p.index, access, element))
+        return tuple(rows), rule, tuple(records)
+    given = list(bindings)
+    covered = {row.native_index for row in given}
+    for row in given:
+        if row.native_index not in by_index or by_index[row.native_index].space not in ("global", "constant"):
             raise _invalid(f"slot {row.slot} names argument {row.native_index}, which is not a buffer argument")
-        if by_index[row.native_index][2] and not access_allows(AccessMode.READ, AccessMode(row.access)):
+        if by_index[row.native_index].read_only and not access_allows(AccessMode.READ, AccessMode(row.access)):
             raise _invalid(
                 f"slot {row.slot} declares {AccessMode(row.access).name} but argument "
                 f"{row.native_index} is const (read-only)"
             )
-    for index, *_ in buffers:
-        if index not in covered:
-            raise _invalid(f"buffer argument {index} is not bound by any slot in bindings=")
+    for p in buffers:
+        if p.index not in covered:
+            raise _invalid(f"buffer argument {p.index} is not bound by any slot in bindings=")
+    return tuple(given), rule, tuple(records)
+
+
+def _opencl_binary_arguments(
+    arguments: Mapping[ArgumentKey, object] | None, local_memory: Mapping[ArgumentKey, int] | None
+) -> tuple[KernelArgument, ...]:
+    """A device binary declares nothing: arguments by index, each value with its type written out."""
+    records: dict[int, KernelArgument] = {}
+    for key, value in (arguments or {}).items():
+        index = _plain_index(key, "arguments=")
+        vtype, data = encode_for(None, value, f"argument {index}", declaration="of a device binary")
+        records[index] = KernelArgument.value(index, vtype, data)
+    for key, size in (local_memory or {}).items():
+        index = _plain_index(key, "local_memory=")
+        if index in records:
+            raise _invalid(f"argument {index} is given both a value and a __local size")
+        if isinstance(size, bool) or not isinstance(size, int) or size < 1:
+            raise _invalid(f"local_memory= for argument {index} is {size!r}; give its size in bytes (>= 1)")
+        records[index] = KernelArgument.local(index, size)
+    return tuple(records[i] for i in sorted(records))
+
+
+def _plain_index(key: ArgumentKey, option: str) -> int:
+    if isinstance(key, int) and not isinstance(key, bool) and key >= 0:
+        return key
+    if isinstance(key, str) and key.strip().isdecimal():
+        return int(key)
+    raise _invalid(f"{option} key {key!r}: a device binary has no argument names; use the argument index")
+
+
+# --------------------------------------------------------------------------- Vulkan
+
+
+def _vulkan_rows(module: SpirvModule, bindings: Sequence[PackageBinding] | None) -> tuple[PackageBinding, ...]:
+    types = {"storage_buffer": DescriptorType.STORAGE_BUFFER, "uniform_buffer": DescriptorType.UNIFORM_BUFFER}
+    for descriptor in module.descriptors:
+        if descriptor.descriptor_type not in types:
+            raise _unsupported(
+                f"set {descriptor.set} binding {descriptor.binding} ({descriptor.name or descriptor.variable_id}) is a "
+                f"{descriptor.descriptor_type}; kernel packages bind storage and uniform buffers only"
+            )
+    if bindings is None:
+        unique = len({d.binding for d in module.descriptors}) == len(module.descriptors)
+        rows = []
+        for number, d in enumerate(module.descriptors):
+            slot = d.binding if unique else number
+            rows.append(PackageBinding(slot, d.binding, d.access, d.array_stride or 4, d.set, types[d.descriptor_type]))
+        return tuple(rows)
+    rows = []
+    bound = set()
+    for row in bindings:
+        named = module.descriptor(row.native_index, row.set)
+        if named is None:
+            have = [(d.set, d.binding) for d in module.descriptors]
+            raise _invalid(
+                f"slot {row.slot} names set {row.set} binding {row.native_index}, which the module lacks "
+                f"(set, binding: {have})"
+            )
+        if not access_allows(AccessMode(row.access), named.access):
+            raise _invalid(
+                f"slot {row.slot} declares {AccessMode(row.access).name} but set {row.set} binding "
+                f"{row.native_index} is {named.access.name} in the module"
+            )
+        wanted = types[named.descriptor_type]
+        if row.descriptor_type is not wanted:
+            if row.descriptor_type is not DescriptorType.STORAGE_BUFFER:
+                raise _invalid(
+                    f"slot {row.slot} says {row.descriptor_type.name} but set {row.set} binding {row.native_index} "
+                    f"is a {named.descriptor_type} in the module"
+                )
+            row = dataclasses.replace(row, descriptor_type=wanted)  # the default row type: take the module's
+        if wanted is DescriptorType.UNIFORM_BUFFER and row.access is not AccessMode.READ:
+            row = dataclasses.replace(row, access=AccessMode.READ)
+        rows.append(row)
+        bound.add((row.set, row.native_index))
+    unbound = [(d.set, d.binding) for d in module.descriptors if (d.set, d.binding) not in bound]
+    if unbound:
+        raise _invalid(f"the module uses set {unbound[0][0]} binding {unbound[0][1]}, which no slot in bindings= binds")
     return tuple(rows)
+
+
+def _push_block(
+    module: SpirvModule,
+    rule: Dispatch,
+    push_constants: Mapping[ArgumentKey, object] | bytes | None,
+) -> bytes:
+    block = module.push_constant_block
+    has_count = rule.count_argument != NO_COUNT_ARGUMENT
+    if block is None:
+        if has_count:
+            raise _invalid("dispatch.count_argument is set but the module declares no push-constant block")
+        if push_constants:
+            raise _invalid("push_constants= is given but the module declares no push-constant block")
+        return b""
+    size = block.size
+    if size is None:
+        raise _unsupported("the module's push-constant block has no computable size (members without Offset)")
+    padded = size + (-size % 4)
+    at_zero = [n for n, m in enumerate(block.members) if m.offset == 0]
+    if has_count:
+        counted = block.members[at_zero[0]] if at_zero else None
+        declared = spirv_value_type(counted.type) if counted is not None else None
+        if declared not in (ValueType(ScalarType.U32), ValueType(ScalarType.I32)):
+            shown = f"{counted.name or 'member 0'} ({describe(counted.type)})" if counted is not None else "nothing"
+            raise _invalid(
+                f"dispatch.count_argument writes a 32-bit count at push-constant offset 0, where the module has "
+                f"{shown}; the count must be a uint or int"
+            )
+    if isinstance(push_constants, (bytes, bytearray, memoryview)):
+        raw = bytes(push_constants)
+        if len(raw) != padded:
+            raise _invalid(f"push_constants= is {len(raw)} bytes; the module's block is {size} bytes ({padded} padded)")
+        return raw
+    members_named = ", ".join(f"{m.name or n} ({describe(m.type)} at {m.offset})" for n, m in enumerate(block.members))
+    if not push_constants:
+        if has_count and padded == 4:
+            return b""  # version 1: the count is the whole block
+        raise _invalid(
+            f"the module reads a push-constant block of {size} bytes ({members_named}); "
+            "pass push_constants={member: value}" + ("" if has_count else " or set dispatch.count_argument")
+        )
+    preset = {n: "count" for n in at_zero} if has_count else {}
+    return struct_bytes(block.members, size, push_constants, "push constant", preset=preset)
+
+
+def _specializations(
+    module: SpirvModule,
+    entry: EntryPoint,
+    spec_constants: Mapping[ArgumentKey, object] | None,
+    local_size: tuple[int, int, int] | None,
+) -> tuple[tuple[SpecConstant, ...], tuple[int, int, int]]:
+    """The package's spec constants and the local size the pipeline will really have."""
+    declared = {s.spec_id: s for s in module.spec_constants}
+    names = {s.spec_id: s.name or "" for s in module.spec_constants}
+    chosen: dict[int, SpecConstant] = {}
+    for key, value in (spec_constants or {}).items():
+        spec_id = lookup(key, names, "specialization constant", index_word="SpecId")
+        spec = declared[spec_id]
+        vtype = spirv_value_type(spec.type)
+        what = f"specialization constant {spec.name or spec_id} (SpecId {spec_id})"
+        vtype, data = encode_for(vtype, value, what, declaration=describe(spec.type))
+        if vtype.scalar is ScalarType.BOOL:
+            data = data + bytes(3)  # VkBool32
+        if spec_id in chosen:
+            raise _invalid(f"{what} is given twice")
+        chosen[spec_id] = SpecConstant(spec_id, vtype, data)
+    default = entry.local_size
+    ids = entry.local_size_spec_ids
+    if default is None:
+        if local_size is None:
+            raise _invalid("local_size= is required: the module fixes no work-group size")
+        return tuple(chosen[i] for i in sorted(chosen)), (local_size[0], local_size[1], local_size[2])
+    effective = list(default)
+    for axis, axis_id in enumerate(ids):
+        if axis_id is None:
+            continue
+        if axis_id in chosen:
+            effective[axis] = int.from_bytes(chosen[axis_id].data, "little")
+        elif local_size is not None and local_size[axis] != default[axis]:
+            # --local-size on a local_size_x_id shader sets its spec constant.
+            axis_spec = declared.get(axis_id)
+            axis_type = spirv_value_type(axis_spec.type) if axis_spec is not None else ValueType(ScalarType.U32)
+            axis_type, data = encode_for(axis_type, local_size[axis], f"local size {'xyz'[axis]} (SpecId {axis_id})")
+            chosen[axis_id] = SpecConstant(axis_id, axis_type, data)
+            effective[axis] = local_size[axis]
+    size = (effective[0], effective[1], effective[2])
+    if 0 in size:
+        raise _invalid(f"the specialised work-group size {size} has a 0")
+    if local_size is not None and tuple(local_size) != size:
+        raise _invalid(f"local_size={tuple(local_size)} contradicts the module's work-group size {size}")
+    return tuple(chosen[i] for i in sorted(chosen)), size
+
+
+# --------------------------------------------------------------------------- packing
 
 
 def pack_module(
@@ -304,74 +492,122 @@ def pack_module(
     local_size: tuple[int, int, int] | None = None,
     build_options: str = "",
     target: TargetIdentity | None = None,
+    arguments: Mapping[ArgumentKey, object] | None = None,
+    local_memory: Mapping[ArgumentKey, int] | None = None,
+    push_constants: Mapping[ArgumentKey, object] | bytes | None = None,
+    spec_constants: Mapping[ArgumentKey, object] | None = None,
+    global_size: int | Sequence[int] | None = None,
+    count_argument: ArgumentKey | None = None,
+    coverage: Mapping[int, Coverage | int] | None = None,
 ) -> KernelPackage:
-    """Wrap ``data`` into a :class:`KernelPackage` (see the module docstring)."""
+    """Wrap ``data`` into a :class:`KernelPackage` (see the module docstring).
+
+    ``arguments``: OpenCL by-value arguments by name or index → value (typed from the declaration;
+    text such as ``"2.5"`` or ``"f32:2.5"``, a number, a sequence for a vector, a numpy scalar of the
+    declared dtype, or :class:`TypedValue`). ``local_memory``: ``__local`` arguments → bytes.
+    ``push_constants``: Vulkan push-constant members by name or index → value, or the whole block
+    as bytes. ``spec_constants``: SpecId or name → value (unset ones keep the module's default; a
+    ``local_size=`` on a ``local_size_x_id`` shader sets its constant). ``global_size``: a GLOBAL
+    dispatch of that many work-items (instead of ``dispatch=``). ``count_argument``: the argument
+    (name or index) that receives the element count. ``coverage``: slot → ``Coverage.PER_WORK_ITEM``
+    or an exact element count.
+    """
     module = bytes(data)
     found_kind = detect_module_kind(module) if kind is None else ModuleKind(kind)
+    push = b""
+    specs: tuple[SpecConstant, ...] = ()
+    records: tuple[KernelArgument, ...] = ()
+    vulkan_only = {"push_constants=": push_constants, "spec_constants=": spec_constants}
+    opencl_only = {"arguments=": arguments, "local_memory=": local_memory}
+    wrong = vulkan_only if found_kind is not ModuleKind.SPIRV_VULKAN else opencl_only
+    for option, value in wrong.items():
+        if value:
+            api = "OpenCL" if option in opencl_only else "Vulkan"
+            raise _invalid(f"{option} is for {api} modules; this one is {found_kind.name}")
     if found_kind is ModuleKind.SPIRV_VULKAN or found_kind is ModuleKind.SPIRV_OPENCL:
         spirv = inspect_spirv(module)
         flavour = Flavour.VULKAN if found_kind is ModuleKind.SPIRV_VULKAN else Flavour.OPENCL
         if spirv.flavour is not flavour:
             raise _invalid(f"kind={found_kind.name} but the module is {spirv.flavour.value}-flavoured SPIR-V")
         if found_kind is ModuleKind.SPIRV_VULKAN:
-            name, size, rows, rule = _vulkan(spirv, entry_point, bindings, dispatch, local_size)
+            entries = [e for e in spirv.entry_points if e.execution_model_name == "GLCompute"]
+            name = _pick([e.name for e in entries], entry_point, "GLCompute entry point")
+            entry = next(e for e in entries if e.name == name)
+            specs, size = _specializations(spirv, entry, spec_constants, local_size)
+            rows = _vulkan_rows(spirv, bindings)
+            if count_argument is not None and not _is_offset_zero_member(spirv, count_argument):
+                raise _invalid(
+                    f"count_argument={count_argument!r}: on Vulkan the count is the push-constant member at offset 0"
+                )
+            rule = _dispatch_rule(dispatch, global_size, 0 if count_argument is not None else None)
+            push = _push_block(spirv, rule, push_constants)
         else:
             kernels = [e for e in spirv.entry_points if e.execution_model_name == "Kernel"]
             name = _pick([e.name for e in kernels], entry_point, "Kernel entry point")
             entry = next(e for e in kernels if e.name == name)
-            size = _local(entry.local_size, local_size)
-            rule = _need_dispatch(dispatch)
-            spaces = {5: "global", 0: "constant", 4: "local"}
-            params = [
-                (
-                    p.index,
-                    spaces.get(p.storage_class, "private") if p.storage_class is not None else None,
-                    p.no_write or p.storage_class == 0,
-                    p.value_bytes,
-                    f"parameter %{p.id}",
-                )
-                for p in entry.parameters
-            ]
-            rows = _opencl_rows(params, bindings, rule)
+            if entry.local_size is not None:
+                size = _local(entry.local_size, local_size)
+            else:
+                size = (local_size[0], local_size[1], local_size[2]) if local_size is not None else ANY_LOCAL_SIZE
+            fallback = {p.index: p.value_bytes for p in entry.parameters}
+            rows, rule, records = _opencl(
+                _spirv_params(entry), fallback, bindings, dispatch, global_size, count_argument, arguments, local_memory
+            )
     elif found_kind is ModuleKind.OPENCL_SOURCE:
         try:
             source = module.decode("utf-8")
         except UnicodeDecodeError:
             raise _invalid("kind=OPENCL_SOURCE but the module is not UTF-8 text") from None
-        kernels_cl = opencl_kernels(source)
+        kernels_cl = opencl_kernels(source, build_options)
         name = _pick([k.name for k in kernels_cl], entry_point, "__kernel function")
         kernel = next(k for k in kernels_cl if k.name == name)
-        size = _local(kernel.required_local_size, local_size)
-        rule = _need_dispatch(dispatch)
-        params = [
-            (p.index, p.address_space, p.is_const or p.address_space == "constant", p.element_bytes, p.text)
-            for p in kernel.parameters
-        ]
-        rows = _opencl_rows(params, bindings, rule)
+        if kernel.required_local_size is not None:
+            size = _local(kernel.required_local_size, local_size)
+        else:
+            size = (local_size[0], local_size[1], local_size[2]) if local_size is not None else ANY_LOCAL_SIZE
+        rows, rule, records = _opencl(
+            _source_params(kernel), {}, bindings, dispatch, global_size, count_argument, arguments, local_memory
+        )
     else:
         missing = [
             option
             for option, value in (
                 ("entry_point=", entry_point),
                 ("bindings=", bindings),
-                ("dispatch=", dispatch),
-                ("local_size=", local_size),
+                ("dispatch= or global_size=", dispatch if global_size is None else global_size),
             )
             if value is None
         ]
         if missing:
             raise _invalid(f"an OpenCL device binary says nothing about itself; pass {', '.join(missing)}")
-        assert entry_point is not None and bindings is not None and dispatch is not None and local_size is not None
-        name, size, rows, rule = entry_point, (local_size[0], local_size[1], local_size[2]), tuple(bindings), dispatch
+        assert entry_point is not None and bindings is not None
+        count_index = None if count_argument is None else _plain_index(count_argument, "count_argument=")
+        name, rows = entry_point, tuple(bindings)
+        rule = _dispatch_rule(dispatch, global_size, count_index)
+        size = (local_size[0], local_size[1], local_size[2]) if local_size is not None else ANY_LOCAL_SIZE
+        records = _opencl_binary_arguments(arguments, local_memory)
+    if size == ANY_LOCAL_SIZE and rule.kind is DispatchKind.FIXED:
+        raise _invalid("local_size= is required: a fixed dispatch counts workgroups and the module fixes no size")
     package = KernelPackage(
         module_kind=found_kind,
         entry_point=name,
         local_size=size,
-        bindings=rows,
+        bindings=_apply_coverage(rows, coverage),
         dispatch=rule,
         module=module,
         build_options=build_options,
         target=target if target is not None else TargetIdentity.any(),
+        arguments=records,
+        push_constants=push,
+        spec_constants=specs,
     )
     validate_package(package)
     return package
+
+
+def _is_offset_zero_member(module: SpirvModule, key: ArgumentKey) -> bool:
+    block = module.push_constant_block
+    if block is None:
+        return False
+    text = str(key).strip()
+    return any(m.offset == 0 and (m.name == text or text == str(n)) for n, m in enumerate(block.members))

@@ -1,0 +1,226 @@
+"""Kernel argument values matched against what a module declares (used by :mod:`accelcore.pack`).
+
+Promise: every value is typed from its declaration — an OpenCL parameter, a
+push-constant member, a specialization constant — or written explicitly
+(:class:`TypedValue`, the CLI's ``TYPE:VALUE``); an explicit type that differs
+from a known declaration, a value that does not fit, a name or index the
+module lacks, and a declared argument or member left without a value are
+refused with INVALID_ARGUMENT naming the argument, the declaration and what
+was given. Nothing is reinterpreted; nothing is left at a default without
+being reported (specialization constants keep the module's default, which
+inspection lists).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+from .errors import BackendError, ErrorKind
+from .spirv import SpirvType, StructMember
+from .values import ScalarType, ValueType, encode_value, parse_typed_text, parse_value_text
+
+__all__ = [
+    "ArgumentKey",
+    "TypedValue",
+    "encode_for",
+    "lookup",
+    "spirv_value_type",
+    "struct_bytes",
+]
+
+ArgumentKey = int | str
+"""An argument, member or constant named by index/SpecId (int or decimal text) or by name."""
+
+
+@dataclass(frozen=True, slots=True)
+class TypedValue:
+    """A value with its type written out (``f32:2.5``): refused if the declaration says otherwise."""
+
+    value_type: ValueType
+    value: object
+
+
+def _invalid(message: str) -> BackendError:
+    return BackendError(ErrorKind.INVALID_ARGUMENT, f"pack: {message}")
+
+
+def lookup(
+    key: ArgumentKey,
+    by_index: Mapping[int, str],
+    what: str,
+    *,
+    index_word: str = "index",
+) -> int:
+    """The index ``key`` names: an int, decimal text, or a name in ``by_index`` (index → name).
+
+    A name or index the module lacks → INVALID_ARGUMENT listing what it has.
+    """
+    if isinstance(key, int) and not isinstance(key, bool):
+        if key in by_index:
+            return key
+    elif isinstance(key, str):
+        text = key.strip()
+        if text.isdecimal() and int(text) in by_index:
+            return int(text)
+        matches = [index for index, name in by_index.items() if name == text]
+        if len(matches) == 1:
+            return matches[0]
+        if len(matches) > 1:
+            raise _invalid(f"{what} name {text!r} is ambiguous ({index_word}es {matches}); use the {index_word}")
+    listed = ", ".join(f"{i} ({n})" if n else str(i) for i, n in sorted(by_index.items())) or "none"
+    raise _invalid(f"the module has no {what} {key!r} (it has: {listed})")
+
+
+def encode_for(
+    declared: ValueType | None, given: object, what: str, *, declaration: str = ""
+) -> tuple[ValueType, bytes]:
+    """(type, bytes) of ``given`` for a declaration of type ``declared`` (None: unknown to the parser).
+
+    ``given`` is a :class:`TypedValue`, text (``2.5``, ``1,2,3,4``, or ``TYPE:VALUE``), a Python
+    number or sequence, or a numpy scalar/array of exactly the declared dtype.
+    """
+    explicit: ValueType | None = None
+    value = given
+    if isinstance(given, TypedValue):
+        explicit, value = given.value_type, given.value
+    elif isinstance(given, str):
+        explicit, value = parse_typed_text(given)
+    described = f"{what} ({declaration})" if declaration else what
+    if explicit is not None and declared is not None and explicit != declared:
+        raise _invalid(f"{described} declares {declared} but was given {explicit}:{_show(value)}")
+    vtype = explicit or declared
+    if vtype is None:
+        raise _invalid(f"cannot tell the type of {described}; write the value as TYPE:VALUE (e.g. f32:2.5, u64:7)")
+    if isinstance(value, str):
+        return vtype, parse_value_text(vtype, value, described)
+    return vtype, encode_value(vtype, value, described)
+
+
+def _show(value: object) -> str:
+    return value if isinstance(value, str) else repr(value)
+
+
+# --------------------------------------------------------------------------- SPIR-V layouts
+
+
+def spirv_value_type(t: SpirvType) -> ValueType | None:
+    """The scalar/vector :class:`ValueType` of a SPIR-V bool/int/float/vector type; None otherwise."""
+    if t.kind == "vector" and t.component is not None and t.count in (2, 3, 4, 8, 16):
+        base = spirv_value_type(t.component)
+        return None if base is None or base.lanes != 1 else ValueType(base.scalar, t.count)
+    if t.kind == "bool":
+        return ValueType(ScalarType.BOOL)
+    if t.kind == "float":
+        return {16: ValueType(ScalarType.F16), 32: ValueType(ScalarType.F32), 64: ValueType(ScalarType.F64)}.get(
+            t.width
+        )
+    if t.kind == "int":
+        table = {
+            (8, True): ScalarType.I8,
+            (8, False): ScalarType.U8,
+            (16, True): ScalarType.I16,
+            (16, False): ScalarType.U16,
+            (32, True): ScalarType.I32,
+            (32, False): ScalarType.U32,
+            (64, True): ScalarType.I64,
+            (64, False): ScalarType.U64,
+        }
+        scalar = table.get((t.width, t.signed))
+        return None if scalar is None else ValueType(scalar)
+    return None
+
+
+def describe(t: SpirvType) -> str:
+    """``f32``, ``f32x3``, ``u32[4]``, ``struct``: how messages name a SPIR-V member type."""
+    vtype = spirv_value_type(t)
+    if vtype is not None:
+        return vtype.name
+    if t.kind == "array" and t.component is not None:
+        return f"{describe(t.component)}[{t.count if t.count is not None else '?'}]"
+    if t.kind == "matrix" and t.component is not None:
+        return f"{describe(t.component)} matrix x{t.count}"
+    return t.kind
+
+
+def _tight(vtype: ValueType) -> int:
+    """Bytes of a SPIR-V scalar/vector (no OpenCL 3-lane padding)."""
+    return vtype.scalar.bytes * vtype.lanes
+
+
+def _member_bytes(member: StructMember, given: object, what: str) -> bytes:
+    """The bytes of one push-constant member under its SPIR-V layout."""
+    t = member.type
+    vtype = spirv_value_type(t)
+    if vtype is not None:
+        if vtype.scalar is ScalarType.BOOL:
+            raise _invalid(f"{what} is a bool, which has no defined layout in a push-constant block")
+        _, data = encode_for(vtype, given, what, declaration=describe(t))
+        return data[: _tight(vtype)]
+    if t.kind == "array" and t.component is not None and t.count is not None:
+        element = spirv_value_type(t.component)
+        if element is None or element.scalar is ScalarType.BOOL:
+            raise _invalid(f"{what} is {describe(t)}; give the whole block as bytes for nested layouts")
+        stride = t.stride or _tight(element)
+        values = _split_list(given, t.count * element.lanes, what, describe(t))
+        out = bytearray(stride * (t.count - 1) + _tight(element))
+        for number in range(t.count):
+            lanes = values[number * element.lanes : (number + 1) * element.lanes]
+            piece = lanes if element.lanes > 1 else lanes[0]
+            _, data = encode_for(element, piece, f"{what}[{number}]", declaration=describe(t))
+            out[number * stride : number * stride + _tight(element)] = data[: _tight(element)]
+        return bytes(out)
+    raise _invalid(f"{what} is {describe(t)}; give the whole block as bytes for nested layouts")
+
+
+def _split_list(given: object, count: int, what: str, declared: str) -> list[object]:
+    if isinstance(given, str):
+        explicit, text = parse_typed_text(given)
+        if explicit is not None:
+            raise _invalid(f"{what} declares {declared}; write its values as a comma list without a type")
+        items: list[object] = [p for p in text.split(",")]
+    elif isinstance(given, Sequence):
+        items = list(given)
+    else:
+        try:
+            items = list(given)  # type: ignore[call-overload]
+        except TypeError:
+            raise _invalid(f"{what} declares {declared} ({count} values) but was given {given!r}") from None
+    if len(items) != count:
+        raise _invalid(f"{what} declares {declared} ({count} values) but was given {len(items)}")
+    return items
+
+
+def struct_bytes(
+    members: Sequence[StructMember],
+    size: int,
+    values: Mapping[ArgumentKey, object],
+    what: str,
+    *,
+    preset: Mapping[int, str] | None = None,
+) -> bytes:
+    """A whole block of ``size`` bytes with every member of ``members`` set from ``values``.
+
+    ``preset`` names members (by index) whose bytes something else writes (the element count at
+    offset 0); they may be left out. A member without a value → INVALID_ARGUMENT naming it.
+    """
+    preset = {} if preset is None else preset
+    by_index = {number: m.name or "" for number, m in enumerate(members)}
+    chosen: dict[int, object] = {}
+    for key, value in values.items():
+        number = lookup(key, by_index, f"{what} member", index_word="index")
+        if number in chosen:
+            raise _invalid(f"{what} member {by_index[number] or number} is given twice")
+        chosen[number] = value
+    block = bytearray(size + (-size % 4))
+    for number, member in enumerate(members):
+        label = f"{what} member {member.name or number}"
+        if member.offset is None:
+            raise _invalid(f"{label} has no Offset decoration; give the whole block as bytes")
+        if number not in chosen:
+            if number in preset:
+                continue
+            raise _invalid(f"{label} ({describe(member.type)} at offset {member.offset}) has no value")
+        data = _member_bytes(member, chosen[number], label)
+        block[member.offset : member.offset + len(data)] = data
+    return bytes(block)

@@ -1,0 +1,196 @@
+"""Kernel signatures read from OpenCL C source: names, address spaces and types of the parameters.
+
+Promise: a light, bounded parse, not a compiler. Comments are removed,
+object-like ``#define NAME TYPE`` macros of the source and ``-D NAME=TYPE``
+build options are substituted into parameter types (PolyBench's
+``DATA_TYPE``), ``unsigned int`` and friends are normalised, and each
+parameter reports its name, address space (global, constant, local, private
+for pointers; None by value), constness and — where it is a scalar or vector
+type — its :class:`~accelcore.values.ValueType`. What cannot be read (a
+struct, a typedef, ``size_t``) is reported with ``value_type`` None and the
+type text, so a caller can refuse naming it. Linear in the source size.
+"""
+
+from __future__ import annotations
+
+import re
+import shlex
+from dataclasses import dataclass
+
+from .values import OPENCL_NAMES, ValueType
+
+__all__ = ["OpenCLKernel", "OpenCLParameter", "build_option_macros", "opencl_kernels"]
+
+
+@dataclass(frozen=True, slots=True)
+class OpenCLParameter:
+    """One kernel parameter as written in OpenCL C source.
+
+    ``address_space``: global, constant, local or private (pointers), None
+    for by-value; ``value_type`` of the pointee or value (None when it is not
+    a scalar/vector type this parser knows); ``type_text`` the type as
+    written after macro substitution; ``name`` the parameter name ('' if absent).
+    """
+
+    index: int
+    text: str
+    address_space: str | None
+    is_const: bool
+    value_type: ValueType | None
+    name: str = ""
+    type_text: str = ""
+
+    @property
+    def is_buffer(self) -> bool:
+        return self.address_space in ("global", "constant")
+
+    @property
+    def is_local(self) -> bool:
+        return self.address_space == "local"
+
+    @property
+    def by_value(self) -> bool:
+        return self.address_space is None
+
+    @property
+    def element_bytes(self) -> int | None:
+        return None if self.value_type is None else self.value_type.size
+
+    @property
+    def label(self) -> str:
+        """``argument 3 (const int n)``: how messages name the parameter."""
+        return f"argument {self.index} ({self.text})"
+
+
+@dataclass(frozen=True, slots=True)
+class OpenCLKernel:
+    name: str
+    parameters: tuple[OpenCLParameter, ...]
+    required_local_size: tuple[int, int, int] | None
+
+    def parameter(self, name: str) -> OpenCLParameter | None:
+        return next((p for p in self.parameters if p.name == name), None)
+
+
+_COMMENTS = re.compile(r"//[^\n]*|/\*.*?\*/", re.DOTALL)
+_KERNEL = re.compile(
+    r"\b(?:__kernel|kernel)\b(?P<pre>[^;{}]*?)\bvoid\s+(?P<name>[A-Za-z_]\w*)\s*\((?P<params>[^)]*)\)",
+    re.DOTALL,
+)
+_REQD = re.compile(r"reqd_work_group_size\s*\(\s*(\d+)\s*,\s*(\d+)\s*,\s*(\d+)\s*\)")
+_DEFINE = re.compile(r"^[ \t]*#[ \t]*define[ \t]+([A-Za-z_]\w*)[ \t]+([^\n\\]*?)[ \t]*$", re.MULTILINE)
+_QUALIFIERS = {"const", "volatile", "restrict", "__restrict", "__restrict__", "__read_only", "__write_only"}
+_SPACES = {
+    "__global": "global",
+    "global": "global",
+    "__constant": "constant",
+    "constant": "constant",
+    "__local": "local",
+    "local": "local",
+    "__private": "private",
+    "private": "private",
+}
+_UNSIGNED = {"char": "uchar", "short": "ushort", "int": "uint", "long": "ulong"}
+_MAX_MACRO_ROUNDS = 8
+
+
+def build_option_macros(build_options: str) -> dict[str, str]:
+    """``-D NAME=VALUE`` / ``-DNAME=VALUE`` / ``-D NAME`` (value 1) from OpenCL build options."""
+    try:
+        words = shlex.split(build_options)
+    except ValueError:
+        words = build_options.split()
+    macros: dict[str, str] = {}
+    position = 0
+    while position < len(words):
+        word = words[position]
+        definition = None
+        if word == "-D" and position + 1 < len(words):
+            definition = words[position + 1]
+            position += 1
+        elif word.startswith("-D") and len(word) > 2:
+            definition = word[2:]
+        if definition is not None:
+            name, _, value = definition.partition("=")
+            if re.fullmatch(r"[A-Za-z_]\w*", name):
+                macros[name] = value if value else "1"
+        position += 1
+    return macros
+
+
+def _substitute(text: str, macros: dict[str, str]) -> str:
+    if not macros:
+        return text
+    for _ in range(_MAX_MACRO_ROUNDS):
+        replaced = re.sub(r"[A-Za-z_]\w*", lambda m: macros.get(m.group(0), m.group(0)), text)
+        if replaced == text:
+            break
+        text = replaced
+    return text
+
+
+def _value_type(names: list[str]) -> ValueType | None:
+    """The scalar/vector type of the type words (qualifiers and spaces removed); None when unknown."""
+    words = list(names)
+    if words and words[0] in ("unsigned", "signed"):
+        sign = words.pop(0)
+        base = words[0] if words else "int"
+        if len(words) > 1 and base in ("long", "short") and words[1] == "int":
+            words = words[:1]  # "unsigned long int"
+        if len(words) > 1:
+            return None
+        if sign == "unsigned":
+            return ValueType(OPENCL_NAMES[_UNSIGNED[base]]) if base in _UNSIGNED else None
+        return ValueType(OPENCL_NAMES[base]) if base in _UNSIGNED else None
+    if len(words) == 2 and words[0] in ("long", "short") and words[1] == "int":
+        words = words[:1]
+    if len(words) != 1:
+        return None
+    match = re.fullmatch(r"([a-z]+?)(2|3|4|8|16)?", words[0])
+    if match is None or match.group(1) not in OPENCL_NAMES:
+        return None
+    return ValueType(OPENCL_NAMES[match.group(1)], int(match.group(2) or 1))
+
+
+def _parameter(index: int, text: str, macros: dict[str, str]) -> OpenCLParameter:
+    written = " ".join(text.split())
+    expanded = _substitute(written, macros)
+    pointer = "*" in expanded
+    if pointer:
+        before, _, after = expanded.rpartition("*")
+        names_after = re.findall(r"[A-Za-z_]\w*", after)
+        name = next((w for w in names_after if w not in _QUALIFIERS), "")
+        tokens = re.findall(r"[A-Za-z_]\w*", before.replace("*", " "))
+    else:
+        tokens = re.findall(r"[A-Za-z_]\w*", re.sub(r"\[.*", "", expanded))
+        name = tokens.pop() if len(tokens) > 1 else ""
+    space = next((_SPACES[t] for t in tokens if t in _SPACES), None)
+    if pointer and space is None:
+        space = "private"
+    type_words = [t for t in tokens if t not in _QUALIFIERS and t not in _SPACES]
+    value_type = _value_type(type_words)
+    return OpenCLParameter(
+        index,
+        written,
+        space,
+        "const" in tokens,
+        value_type,
+        name,
+        " ".join(type_words),
+    )
+
+
+def opencl_kernels(source: str, build_options: str = "") -> tuple[OpenCLKernel, ...]:
+    """Every ``__kernel`` function in ``source``, with its parameters (see the module docstring)."""
+    text = _COMMENTS.sub(" ", source)
+    macros = {name: value for name, value in _DEFINE.findall(text) if not value.startswith("(")}
+    macros.update(build_option_macros(build_options))
+    kernels = []
+    for match in _KERNEL.finditer(text):
+        params_text = match.group("params").strip()
+        pieces = [] if params_text in ("", "void") else [p.strip() for p in params_text.split(",")]
+        reqd = _REQD.search(_substitute(match.group("pre"), macros))
+        size = (int(reqd.group(1)), int(reqd.group(2)), int(reqd.group(3))) if reqd else None
+        parameters = tuple(_parameter(i, p, macros) for i, p in enumerate(pieces))
+        kernels.append(OpenCLKernel(match.group("name"), parameters, size))
+    return tuple(kernels)
