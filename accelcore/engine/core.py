@@ -74,7 +74,12 @@ class EngineState(enum.Enum):
 
 @dataclass(slots=True)
 class QuarantinedObject:
-    """An object the engine could not prove released. ``handle`` is None when it is gone (indeterminate)."""
+    """An object the engine could not prove released. ``handle`` is None when it is gone (indeterminate).
+
+    ``waits_for``: the IDs of quarantined events that reference it (a queue, program, buffer or
+    context a still-running kernel pins); its release is retried only once none of them is still
+    quarantined with a live handle.
+    """
 
     kind: ObjectKind
     object_id: int
@@ -82,6 +87,7 @@ class QuarantinedObject:
     reason: str
     allocation_bytes: int = 0
     resident_bytes: int = 0
+    waits_for: tuple[int, ...] = ()
 
 
 @dataclass(slots=True)
@@ -872,8 +878,9 @@ class CommandEngine(Generic[C, B, P, Q, E]):
     # -- reset ---------------------------------------------------------------------------------
 
     def reset(self, provider: Accelerator[C, B, P, Q, E] | None = None) -> list[QuarantinedObject]:
-        """Tear everything down child before parent (events, queues, programs, buffers, contexts),
-        quarantine what cannot be released, and open a fresh ID namespace.
+        """Retry the quarantine (as :meth:`poll_quarantine`), tear everything down child before parent
+        (events, queues, programs, buffers, contexts), quarantine what cannot be released, and open a
+        fresh ID namespace.
 
         With ``provider`` (a fresh instance — required after an indeterminate outcome
         if the old one is to be dropped), the old instance's quarantine moves to
@@ -897,49 +904,94 @@ class CommandEngine(Generic[C, B, P, Q, E]):
         self.state_reason = ""
         return list(self.quarantine)
 
+    def poll_quarantine(self) -> list[QuarantinedObject]:
+        """Retry the quarantine now, as ``reset()`` does first, and return what is left.
+
+        Each quarantined event with a live handle is polled once (cancelled first when the device
+        can); one now terminal is destroyed, then every quarantined queue, program, buffer and
+        context whose events are gone is released, child before parent. What the provider
+        releases leaves the quarantine and its charge leaves ``usage``; a rejected retry keeps
+        the (returned) handle, an indeterminate one drops it. Never blocks. NEEDS_DISCARD →
+        DEVICE_LOST (a fresh provider via ``reset(provider)`` is the way out).
+        """
+        self._usable()
+        for item in self._retry_quarantine():
+            self.usage.allocation_bytes -= item.allocation_bytes
+            self.usage.resident_bytes -= item.resident_bytes
+        return list(self.quarantine)
+
+    def _can_cancel(self) -> bool:
+        return bool(self._info.capabilities & Capabilities.EVENT_CANCELLATION)
+
+    def _retry_quarantine(self) -> list[QuarantinedObject]:
+        """One retry of every quarantined live handle (events first); returns the items released."""
+        cancel = self._can_cancel()
+        released: list[QuarantinedObject] = []
+        for item in [q for q in self.quarantine if q.kind is ObjectKind.EVENT and q.handle is not None]:
+            if self._settle(item.handle, cancel) is not None and self._retry_quarantined(
+                item, self._provider.destroy_event
+            ):
+                released.append(item)
+        stuck = {q.object_id for q in self.quarantine if q.kind is ObjectKind.EVENT and q.handle is not None}
+        stages: tuple[tuple[ObjectKind, Callable[[Any], None]], ...] = (
+            (ObjectKind.QUEUE, self._provider.destroy_queue),
+            (ObjectKind.PROGRAM, self._provider.unload_program),
+            (ObjectKind.BUFFER, self._provider.free_buffer),
+            (ObjectKind.CONTEXT, self._provider.destroy_context),
+        )
+        for kind, release in stages:
+            for item in [q for q in self.quarantine if q.kind is kind and q.handle is not None]:
+                if stuck.isdisjoint(item.waits_for) and self._retry_quarantined(item, release):
+                    released.append(item)
+        return released
+
     def _teardown(self) -> None:
-        blocked: set[int] = set()  # IDs that must stay alive (a quarantined event references them)
-        cancel = bool(self._info.capabilities & Capabilities.EVENT_CANCELLATION)
+        self._retry_quarantine()  # what earlier resets left: a kernel that pinned it may have ended
+        # IDs that must stay alive -> the quarantined events that reference them (empty: a child failed).
+        blocked: dict[int, set[int]] = {}
+        cancel = self._can_cancel()
         for event_id, event in list(self._events.items()):
             if not event.state.is_terminal:
-                self._settle_for_teardown(event, cancel)
+                state = self._settle(event.handle, cancel)
+                if state is not None:
+                    event.state = state
             if not self._teardown_release(ObjectKind.EVENT, event_id, event, self._provider.destroy_event):
-                blocked.update((event.queue, event.program, event.context, *event.buffers))
-        retry = [q for q in self.quarantine if q.handle is not None]
+                for pinned in (event.queue, event.program, event.context, *event.buffers):
+                    blocked.setdefault(pinned, set()).add(event_id)
         stages: tuple[tuple[ObjectKind, IdTable[Any], Callable[[Any], None]], ...] = (
             (ObjectKind.QUEUE, self._queues, self._provider.destroy_queue),
             (ObjectKind.PROGRAM, self._programs, self._provider.unload_program),
             (ObjectKind.BUFFER, self._buffers, self._provider.free_buffer),
         )
         for kind, table, release in stages:
-            for q in [q for q in retry if q.kind is kind]:
-                self._retry_quarantined(q, release)
             for object_id, entry in list(table.items()):
                 if object_id in blocked:
-                    self._quarantine_live(kind, object_id, entry, "referenced by a quarantined event")
-                    blocked.add(entry.context)
+                    waits = blocked[object_id]
+                    self._quarantine_live(kind, object_id, entry, "referenced by a quarantined event", waits=waits)
+                    blocked.setdefault(entry.context, set()).update(waits)
                 elif not self._teardown_release(kind, object_id, entry, release):
-                    blocked.add(entry.context)
-        for q in [q for q in retry if q.kind is ObjectKind.CONTEXT]:
-            self._retry_quarantined(q, self._provider.destroy_context)
+                    blocked.setdefault(entry.context, set())
         for object_id, ctx_entry in list(self._contexts.items()):
             if object_id in blocked:
-                self._quarantine_live(ObjectKind.CONTEXT, object_id, ctx_entry, "a child could not be released")
+                self._quarantine_live(
+                    ObjectKind.CONTEXT, object_id, ctx_entry, "a child could not be released", waits=blocked[object_id]
+                )
             else:
                 self._teardown_release(ObjectKind.CONTEXT, object_id, ctx_entry, self._provider.destroy_context)
 
-    def _settle_for_teardown(self, event: _Event, cancel: bool) -> None:
+    def _settle(self, handle: Any, cancel: bool) -> EventState | None:
+        """Cancel (when the device can) and poll once: the terminal state, or None (pending or unknown)."""
         try:
             if cancel:
                 try:
-                    self._provider.cancel_event(event.handle)
-                except BackendError:
-                    pass
-            state = self._provider.poll_event(event.handle)
-            if state.is_terminal:
-                event.state = state
-        except BackendError:
-            pass
+                    self._provider.cancel_event(handle)
+                except BackendError as exc:
+                    self._watch(exc, "cancel_event")
+            state = self._provider.poll_event(handle)
+        except BackendError as exc:
+            self._watch(exc, "poll_event")
+            return None
+        return state if state.is_terminal else None
 
     def _teardown_release(self, kind: ObjectKind, object_id: int, entry: Any, release: Callable[[Any], None]) -> bool:
         """One release during reset; False (and quarantined) when it was not proven."""
@@ -958,22 +1010,40 @@ class CommandEngine(Generic[C, B, P, Q, E]):
             self._quarantine_live(kind, object_id, entry, f"release raised during reset: {exc}")
         return False
 
-    def _quarantine_live(self, kind: ObjectKind, object_id: int, entry: Any, reason: str, handle: Any = None) -> None:
+    def _quarantine_live(
+        self,
+        kind: ObjectKind,
+        object_id: int,
+        entry: Any,
+        reason: str,
+        handle: Any = None,
+        waits: set[int] | None = None,
+    ) -> None:
         self.quarantine.append(
-            QuarantinedObject(kind, object_id, entry.handle if handle is None else handle, reason, *_charges(entry))
+            QuarantinedObject(
+                kind,
+                object_id,
+                entry.handle if handle is None else handle,
+                reason,
+                *_charges(entry),
+                waits_for=tuple(sorted(waits)) if waits else (),
+            )
         )
 
-    def _retry_quarantined(self, item: QuarantinedObject, release: Callable[[Any], None]) -> None:
+    def _retry_quarantined(self, item: QuarantinedObject, release: Callable[[Any], None]) -> bool:
+        """One release of a quarantined handle; True (and out of the quarantine) when the provider did it."""
         try:
             release(item.handle)
         except ReleaseRejected as exc:
             item.handle = exc.resource
-            return
+            self._watch(exc.error, f"retried release of a quarantined {item.kind.label}")
+            return False
         except (ReleaseFailure, BackendError):
             item.handle = None
-            item.reason += "; retry during reset was indeterminate"
-            return
+            item.reason += "; a retried release was indeterminate"
+            return False
         self.quarantine.remove(item)
+        return True
 
 
 def _charges(entry: Any) -> tuple[int, int]:

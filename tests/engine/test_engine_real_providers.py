@@ -23,33 +23,11 @@ from accelcore import (
     SubmitIndeterminate,
 )
 from accelcore.engine import CommandEngine, EngineState
-from accelcore.registry import ProviderUnavailable, load_families
 from accelcore.testing import Fault, FaultAccelerator, FaultKind
-from accelcore.testing.selection import device_test_id, is_wanted, wanted_globs
 
+from .conftest import real_devices
 
-def _devices() -> list[Any]:
-    wanted = wanted_globs()
-    params = []
-    for name, family in load_families().items():
-        if name == "reference":
-            continue
-        if isinstance(family, ProviderUnavailable):
-            params.append(pytest.param(None, None, id=name, marks=pytest.mark.skip(reason=family.reason)))
-            continue
-        try:
-            entries = family.discover()
-        except ProviderUnavailable as exc:
-            params.append(pytest.param(None, None, id=name, marks=pytest.mark.skip(reason=exc.reason)))
-            continue
-        for entry in entries:
-            if not is_wanted(entry, wanted):
-                continue
-            params.append(pytest.param(family, entry, id=device_test_id(entry), marks=getattr(pytest.mark, name)))
-    return params
-
-
-DEVICES = _devices()
+DEVICES = real_devices()
 
 
 class _Run:
