@@ -164,7 +164,8 @@ class _Spin:
         )
         self.fixtures = target.fixtures  # slot 0 READ (parameters), slot 1 WRITE: the spin layout too
 
-    def submit(self, n: int, iterations: int) -> int:
+    def submit(self, n: int, iterations: int) -> tuple[int, float]:
+        """Set up and submit one spin run: (event, perf_counter just before the submit)."""
         engine, case = self.engine, spin_case(n, iterations)
         context = engine.create_context()
         bindings = []
@@ -176,12 +177,14 @@ class _Spin:
             engine.write_buffer(buffer, 0, data)
             bindings.append((fixture.slot, buffer, None, fixture.access))
         program = engine.load_program(context, self.artifact)
-        event: int = engine.submit(engine.create_queue(context), program, bindings)
-        return event
+        queue = engine.create_queue(context)
+        started = time.perf_counter()
+        event: int = engine.submit(queue, program, bindings)
+        return event, started
 
     def timed(self, n: int, iterations: int) -> float:
-        started = time.perf_counter()
-        event = self.submit(n, iterations)
+        """Seconds from submit to completion (the kernel only: the build is not counted)."""
+        event, started = self.submit(n, iterations)
         assert self.engine.wait(event, timeout_s=120) == EventState.COMPLETE
         elapsed = time.perf_counter() - started
         assert self.engine.reset() == []
@@ -202,8 +205,8 @@ class _Spin:
 
     def stuck_reset(self, n: int, iterations: int) -> list[Any]:
         """Start a long spin run, reset while it runs: the event and what it pins are quarantined."""
-        event = self.submit(n, iterations)
-        assert self.engine.poll(event) == EventState.PENDING
+        event, _ = self.submit(n, iterations)
+        assert self.engine.poll(event) == EventState.PENDING, "the spin run ended at once; calibrate longer"
         quarantine = self.engine.reset()
         events = [q for q in quarantine if q.kind is ObjectKind.EVENT]
         assert len(events) == 1 and events[0].handle is not None, (
