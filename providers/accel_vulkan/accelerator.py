@@ -87,7 +87,10 @@ class VulkanAccelerator:
     ``ACCEL_VULKAN_VALIDATION`` environment variable). ``map_device_domain``:
     False sends Device-domain transfers through the bounded staging buffer
     even when the memory is host-visible (exercises the staging path on
-    unified-memory devices).
+    unified-memory devices). ``flush_pipeline_destroys``: after unloading a
+    program, hand the device one empty batch so a driver that frees destroyed
+    pipelines only on a queue submission frees it now (None → only where the
+    driver is known to, Mesa lavapipe: :func:`~accel_vulkan.context.defers_pipeline_destroy`).
     """
 
     def __init__(
@@ -96,6 +99,7 @@ class VulkanAccelerator:
         *,
         validation: bool | None = None,
         map_device_domain: bool = True,
+        flush_pipeline_destroys: bool | None = None,
     ) -> None:
         self._lock = threading.RLock()
         self._token = object()
@@ -126,6 +130,11 @@ class VulkanAccelerator:
                 )
             self._info = build_device_info(self.description)
             self._info.validate()
+            self._flush_destroys = (
+                context_ops.defers_pipeline_destroy(self.description)
+                if flush_pipeline_destroys is None
+                else flush_pipeline_destroys
+            )
         except BaseException:
             self._closed = True
             instances.release(self._instance)
@@ -444,6 +453,11 @@ class VulkanAccelerator:
     def _unload_program(self, prog: VulkanProgram) -> None:
         submission.forget(prog.context, prog, self._ledger)
         pipeline.unload(prog, self._ledger)
+        if self._flush_destroys:
+            try:
+                context_ops.flush_deferred_destroys(prog.context)
+            except BackendError:
+                pass  # the program is gone either way; a lost device shows on the next submission
 
     def _destroy_context(self, ctx: VulkanContext) -> None:
         submission.forget_all(ctx, self._ledger)

@@ -6,17 +6,19 @@ semaphores and every shader feature the device reports (so modules that need
 them can run), a resettable command pool and a descriptor pool of
 ``MAX_EVENTS_PER_CONTEXT`` sets; on any failure everything made so far is
 destroyed. :func:`destroy` tears down in reverse order; the caller has
-checked that no child is alive.
+checked that no child is alive. :func:`flush_deferred_destroys` hands the
+device one empty batch, for drivers that free destroyed pipelines only on a
+queue submission (:func:`defers_pipeline_destroy`).
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from ._binding import vk
+from ._binding import ffi, vk
 from .accounting import Ledger
 from .device_info import MAX_EVENTS_PER_CONTEXT, max_bindings
-from .errors import native
+from .errors import check, native
 from .handles import VulkanContext
 from .instance import PhysicalDescription
 from .recording import PlanMemo, RecordingCache
@@ -131,3 +133,27 @@ def destroy(context: VulkanContext, ledger: Ledger) -> None:
     )
     native("vkDestroyDevice", device, None)
     ledger.remove("VkDevice")
+
+
+def defers_pipeline_destroy(description: PhysicalDescription) -> bool:
+    """Whether the driver frees a destroyed ``VkPipeline`` only at the device's next queue submission.
+
+    Mesa's lavapipe does: ``vkDestroyPipeline`` queues the pipeline and the driver frees it in its
+    queue-submit path or at ``vkDestroyDevice`` (Mesa 22.3: every pipeline; later releases: those a
+    submitted command buffer used). Load/unload with no submission in between keeps every compiled
+    pipeline, about 130 KiB of RSS each for the conformance kernel (docs/vulkan.md, "Pipeline memory on
+    lavapipe"; ``tools/repro/lavapipe_pipeline_leak.py`` shows it with the ``vulkan`` binding alone).
+    """
+    return description.driver.startswith("llvmpipe") or description.name.startswith("llvmpipe")
+
+
+def flush_deferred_destroys(context: VulkanContext) -> None:
+    """Submit one empty batch (no command buffer, no semaphore, no fence) to the context's first queue.
+
+    It does no work and signals nothing of ours; a driver that defers destroys runs them in that submission.
+    The caller holds the provider lock (the ``VkQueue`` is externally synchronised).
+    """
+    binding = vk()
+    c_ffi = ffi()
+    info = c_ffi.new("VkSubmitInfo*", {"sType": binding.VK_STRUCTURE_TYPE_SUBMIT_INFO})
+    check(binding.lib.vkQueueSubmit(context.native_queues[0], 1, info, c_ffi.NULL), "vkQueueSubmit", "empty batch")
