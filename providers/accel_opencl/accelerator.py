@@ -46,7 +46,7 @@ from accelcore import (
     validate_program_bindings,
     validate_transfer,
 )
-from accelcore.package import NO_COUNT_ARGUMENT, DispatchKind, KernelPackage, ModuleKind, format_for
+from accelcore.package import ANY_LOCAL_SIZE, NO_COUNT_ARGUMENT, DispatchKind, KernelPackage, ModuleKind, format_for
 from accelcore.refusals import (
     context_not_empty,
     event_still_pending,
@@ -64,6 +64,7 @@ from .discovery import NativeDevice, load_pyopencl
 from .errors import cl_call, cl_error, native_errors
 from .gating import HoldSwitch, Phase, QueueGates, Submission
 from .handles import OpenCLBuffer, OpenCLContext, OpenCLEvent, OpenCLProgram, OpenCLQueue
+from .kernel_arguments import check_global_fits
 from .memory import MemoryPlan, check_alignment, plan_memory, read_segments, write_segments
 from .programs import ProgramLoader
 
@@ -116,7 +117,7 @@ class _LaunchPlan:
         buffers: tuple[OpenCLBuffer, ...],
         count_argument: tuple[int, int] | None,
         global_size: tuple[int, int, int],
-        local_size: tuple[int, int, int],
+        local_size: tuple[int, int, int] | None,
     ) -> None:
         self.key = key
         self.arguments = arguments
@@ -312,6 +313,7 @@ class OpenCLAccelerator:
         if context.programs >= self._info.limits.max_programs_per_context:
             raise limit_reached("max_programs_per_context", self._info.limits.max_programs_per_context)
         built = self._loader.build(context.native, package, resident_bytes)
+        assert built.launch is not None  # build() sets it after the kernel checks
         context.programs += 1
         self.live.add("programs")
         self.live.add("kernels")
@@ -324,6 +326,7 @@ class OpenCLAccelerator:
             built.resident_bytes,
             built.binary,
             built.from_cache,
+            built.launch,
         )
 
     def program_binary(self, program: OpenCLProgram) -> bytes:
@@ -467,10 +470,20 @@ class OpenCLAccelerator:
             row = package.binding_for_slot(dispatch.slot)
             assert row is not None
             range_bytes, element_size = binding.range.bytes, max(1, row.element_size)
-        local = package.local_size
-        elements, groups = dispatch.elements_and_groups(local, range_bytes, element_size)
-        if elements > U32_MAX or any(g * size > U32_MAX for g, size in zip(groups, local, strict=True)):
-            raise BackendError(ErrorKind.RESOURCE_LIMIT, f"dispatch of {elements} elements exceeds the u32 range")
+        launch = program.launch
+        local = launch.local
+        if local is not None and tuple(package.local_size) == ANY_LOCAL_SIZE:
+            # "Driver chooses" for a kernel with reqd_work_group_size: the loader picked the required
+            # size; FROM_BINDING still launches exactly the element count (GLOBAL was checked at load).
+            elements, global_size = dispatch.work_items(ANY_LOCAL_SIZE, range_bytes, element_size)
+            check_global_fits(package.entry_point, global_size, launch, "the element count as a global size")
+        else:
+            elements, global_size = dispatch.work_items(package.local_size, range_bytes, element_size)
+        if elements > U32_MAX or any(size > U32_MAX for size in global_size):
+            raise BackendError(
+                ErrorKind.RESOURCE_LIMIT,
+                f"dispatch of {elements} elements (global size {global_size}) exceeds the u32 range",
+            )
         arguments = []
         for binding in bindings:
             row = package.binding_for_slot(binding.slot)
@@ -484,7 +497,7 @@ class OpenCLAccelerator:
             tuple(arguments),
             tuple(binding.buffer for binding in bindings),
             None if count == NO_COUNT_ARGUMENT else (count, elements),
-            (groups[0] * local[0], groups[1] * local[1], groups[2] * local[2]),
+            global_size,
             local,
         )
 

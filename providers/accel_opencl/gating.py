@@ -121,7 +121,7 @@ class Submission:
         arguments: Sequence[tuple[int, Any]],
         count_argument: tuple[int, int] | None,
         global_size: tuple[int, int, int],
-        local_size: tuple[int, int, int],
+        local_size: tuple[int, int, int] | None,
         deadline_ns: int | None,
     ) -> None:
         self.queue = queue

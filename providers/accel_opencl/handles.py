@@ -16,6 +16,8 @@ from typing import TYPE_CHECKING, Any
 from accelcore import AccessMode, BufferInfo
 from accelcore.package import KernelPackage
 
+from .kernel_arguments import Launch
+
 if TYPE_CHECKING:
     from .gating import QueueGates, Submission
 
@@ -65,7 +67,11 @@ class OpenCLBuffer:
 
 @dataclass(eq=False)
 class OpenCLProgram:
-    """A built program with its one kernel and the package that says how to call it."""
+    """A built program with its one kernel and the package that says how to call it.
+
+    The package's by-value and ``__local`` arguments are set on ``kernel`` once, at load; the
+    submit path sets only buffer arguments and the count (see ``bound``).
+    """
 
     owner: int
     context: OpenCLContext
@@ -75,6 +81,9 @@ class OpenCLProgram:
     resident_bytes: int
     binary: bytes
     from_cache: bool
+    launch: Launch
+    """The local size passed to clEnqueueNDRangeKernel (None: the driver chooses) and whether this
+    program may run non-uniform work-groups (see :mod:`.kernel_arguments`; set by the loader)."""
     serial: int = field(default_factory=lambda: next(_serial))
     in_flight: int = 0
     live: bool = True

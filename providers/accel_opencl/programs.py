@@ -4,10 +4,12 @@ Promise: every check that does not need the driver runs first - format and
 kind, package structure (accelcore's codec), target identity, binary header
 and trust (:mod:`.binaries`), IL capability, retained-size ceilings - so a
 refused artifact never reaches the driver. After the build the kernel's
-argument list must match the package's binding table and its work-group
-size must fit; anything retained (binary plus retained source or IL) must
-fit ``resident_bytes`` (else RESOURCE_LIMIT). Build logs are part of the
-error message. Nothing keeps a reference to the caller's payload.
+argument list must match the package's bindings, count argument and
+by-value/``__local`` arguments, its work-group size and the launch shape must
+fit (:mod:`.kernel_arguments`), and then the package's arguments are set once
+on the program's kernel; anything retained (binary plus retained source or
+IL) must fit ``resident_bytes`` (else RESOURCE_LIMIT). Build logs are part of
+the error message. Nothing keeps a reference to the caller's payload.
 
 Binary cache (:mod:`.binary_cache`): a source build stores its binary under
 (SHA-256 of source, build options and entry point; device TargetIdentity),
@@ -17,18 +19,31 @@ target builds from that binary instead of compiling again.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 from dataclasses import dataclass
 from typing import Any
 
 from accelcore import ArtifactRef, BackendError, ErrorKind, TargetIdentity
-from accelcore.package import NO_COUNT_ARGUMENT, KernelPackage, ModuleKind, module_kind_of_format
+from accelcore.package import ANY_LOCAL_SIZE, DispatchKind, KernelPackage, ModuleKind, module_kind_of_format
 from accelcore.package_codec import parse_artifact
 from accelcore.spirv import Flavour, check_capabilities, inspect_spirv, opencl_supported_capabilities
 
 from . import binaries, binary_cache
 from .errors import cl_call, error_from_status
 from .il import create_program_with_il_khr
+from .kernel_arguments import (
+    ArgumentInfo,
+    DeviceLaunchFacts,
+    Launch,
+    check_argument_indices,
+    check_argument_info,
+    check_global_fits,
+    check_local_memory,
+    non_uniform_refusal,
+    read_argument_info,
+    set_arguments,
+)
 from .source_check import check_build_options
 
 __all__ = ["ACCEPTED_KINDS", "BuiltProgram", "ProgramLoader"]
@@ -50,6 +65,8 @@ class BuiltProgram:
     binary: bytes
     resident_bytes: int
     from_cache: bool
+    launch: Launch | None = None
+    """How the program is enqueued (set by ``ProgramLoader.build`` after the kernel checks)."""
 
 
 def _resource_limit(what: str, size: int, limit: int) -> BackendError:
@@ -137,7 +154,8 @@ class ProgramLoader:
                 f"an OpenCL device cannot load {kind.name} packages "
                 "(it takes OPENCL_SOURCE, OPENCL_BINARY and, where IL is reported, SPIRV_OPENCL)",
             )
-        self._check_kernel(built.kernel, package)
+        built.launch, infos = self._check_kernel(built.kernel, package, context, built.binary)
+        set_arguments(self._cl, built.kernel, package, infos)  # once per program object; submit never resets them
         if built.resident_bytes > resident_limit:
             raise _resource_limit("the built program (binary + retained module)", built.resident_bytes, resident_limit)
         return built
@@ -259,37 +277,84 @@ class ProgramLoader:
                 f"entry point {package.entry_point!r} is not a kernel of the module (kernels: {names})",
             ) from None
 
-    def _check_kernel(self, kernel: Any, package: KernelPackage) -> None:
+    @functools.cached_property
+    def launch_facts(self) -> DeviceLaunchFacts:
+        """Device version, non-uniform work-group support and local memory (read once)."""
+        return DeviceLaunchFacts.of(self._cl, self._device)
+
+    def _argument_info(
+        self, kernel: Any, num_args: int, package: KernelPackage, context: Any, binary: bytes
+    ) -> list[ArgumentInfo] | None:
+        """The driver's argument info; where the kernel has none (PoCL builds without
+        ``-cl-kernel-arg-info``) and the package sets arguments, from a second program object
+        built from the same binary with ``-cl-kernel-arg-info`` added — a build from a binary
+        (~2 ms on PoCL, no compile), so the user's program and the cached binary stay as they are."""
+        infos = read_argument_info(self._cl, kernel, num_args)
+        if infos is not None or not package.arguments or context is None or not binary:
+            return infos
         cl = self._cl
+        options = f"{package.build_options} -cl-kernel-arg-info".strip()
+        try:
+            native = cl._cl._Program(context, [self._device], [binary])
+            native._build(options=options.encode("utf-8"), devices=[self._device])
+            twin = cl._cl.Kernel(native, package.entry_point)
+        except cl.Error:
+            return None  # no argument info at all: only the driver's size checks apply
+        return read_argument_info(cl, twin, num_args)
+
+    def _check_kernel(
+        self, kernel: Any, package: KernelPackage, context: Any = None, binary: bytes = b""
+    ) -> tuple[Launch, list[ArgumentInfo] | None]:
+        """Arguments, work-group size and launch shape against the built kernel; nothing is set here."""
+        cl = self._cl
+        entry = package.entry_point
         with cl_call("clGetKernelInfo", "reading the kernel's argument count"):
             num_args = int(kernel.num_args)
-        declared = [b.native_index for b in package.bindings]
-        if package.dispatch.count_argument != NO_COUNT_ARGUMENT:
-            declared.append(package.dispatch.count_argument)
-        if sorted(declared) != list(range(num_args)):
-            raise BackendError(
-                ErrorKind.INCOMPATIBLE,
-                f"kernel {package.entry_point!r} takes {num_args} arguments but the package binds argument "
-                f"indices {sorted(declared)} (each of 0..{num_args - 1} exactly once)",
-            )
-        local = package.local_size
+        check_argument_indices(package, num_args)
+        with cl_call("clGetKernelArgInfo", "reading the kernel's argument info"):
+            infos = self._argument_info(kernel, num_args, package, context, binary)
+        if infos is not None:
+            check_argument_info(package, infos)
+        given = tuple(package.local_size)
         info = cl.kernel_work_group_info
         with cl_call("clGetKernelWorkGroupInfo", "reading the kernel's work-group sizes"):
             limit = int(kernel.get_work_group_info(info.WORK_GROUP_SIZE, self._device))
             required = tuple(int(v) for v in kernel.get_work_group_info(info.COMPILE_WORK_GROUP_SIZE, self._device))
-        if any(required) and required != tuple(local):
+            kernel_local = int(kernel.get_work_group_info(info.LOCAL_MEM_SIZE, self._device))
+        local: tuple[int, ...] | None = given
+        if given == ANY_LOCAL_SIZE:
+            # "Driver chooses" and a kernel that fixes its size: enqueue the required size (PoCL refuses
+            # a NULL local size for such a kernel with CL_INVALID_WORK_GROUP_SIZE; rusticl takes it).
+            local = required if any(required) else None
+            if local is None and package.dispatch.kind is DispatchKind.FIXED:
+                raise BackendError(
+                    ErrorKind.INVALID_ARGUMENT,
+                    f"kernel {entry!r}: a FIXED dispatch counts work-groups, so it needs a local size "
+                    "(ANY_LOCAL_SIZE is for GLOBAL and FROM_BINDING dispatches)",
+                )
+        elif any(required) and required != given:
             raise BackendError(
                 ErrorKind.INCOMPATIBLE,
-                f"kernel {package.entry_point!r} requires work-group size {required} but the package says {local}",
+                f"kernel {entry!r} requires work-group size {required} but the package says {given}",
             )
-        if self._family == "rusticl":
-            # Quirk (Mesa 22.3 rusticl, measured 2026-11-30): CL_KERNEL_WORK_GROUP_SIZE reports the
-            # SIMD width (32) while kernels run correctly with up to CL_DEVICE_MAX_WORK_GROUP_SIZE.
-            limit = self._max_work_group_size
-        total = local[0] * local[1] * local[2]
-        if total > limit or any(size > most for size, most in zip(local, self._max_work_item_sizes, strict=False)):
-            raise BackendError(
-                ErrorKind.INCOMPATIBLE,
-                f"local size {local} ({total} items) does not fit this kernel on this device "
-                f"(work-group limit {limit}, CL_DEVICE_MAX_WORK_ITEM_SIZES {self._max_work_item_sizes})",
-            )
+        if local is not None:
+            if self._family == "rusticl":
+                # Quirk (Mesa 22.3 rusticl, measured 2026-11-30): CL_KERNEL_WORK_GROUP_SIZE reports the
+                # SIMD width (32) while kernels run correctly with up to CL_DEVICE_MAX_WORK_GROUP_SIZE.
+                limit = self._max_work_group_size
+            total = local[0] * local[1] * local[2]
+            if total > limit or any(size > most for size, most in zip(local, self._max_work_item_sizes, strict=False)):
+                raise BackendError(
+                    ErrorKind.INCOMPATIBLE,
+                    f"local size {local} ({total} items) does not fit this kernel on this device "
+                    f"(work-group limit {limit}, CL_DEVICE_MAX_WORK_ITEM_SIZES {self._max_work_item_sizes})",
+                )
+        facts = self.launch_facts
+        check_local_memory(package, facts.local_mem_bytes, kernel_local)
+        launch = Launch(
+            None if local is None else (local[0], local[1], local[2]),
+            non_uniform_refusal(facts, package.module_kind, package.build_options),
+        )
+        if package.dispatch.kind is DispatchKind.GLOBAL:
+            check_global_fits(entry, package.dispatch.global_size, launch)
+        return launch, infos

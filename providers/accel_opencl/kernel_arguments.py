@@ -1,0 +1,291 @@
+"""Version-2 kernel packages on OpenCL: by-value and ``__local`` arguments, and the launch shape.
+
+Promise: before any argument reaches ``clSetKernelArg`` the package's argument
+list is checked against the kernel (every index 0..num_args-1 exactly once:
+a buffer binding, the count argument or a package argument), against the
+driver's argument info where the driver reports it (a VALUE must be a
+by-value parameter of the declared type, a LOCAL a ``__local`` pointer, a
+binding a ``__global``/``__constant`` pointer, the count a by-value
+parameter) and ``__local`` bytes against the local memory the kernel has
+left. Both drivers here segfault on a by-value argument of pointer size set
+at a buffer parameter and run a ``__local`` argument of pointer size set at a
+buffer parameter as a NULL buffer (measured 2026-12-01), so these checks are
+what keeps a wrong package from taking the process down. Values are then set
+once per program object; the submit path sets buffers and the count only.
+
+Launch shape (:class:`Launch`): the local size passed to
+``clEnqueueNDRangeKernel`` — the package's, the kernel's
+``reqd_work_group_size`` when the package lets the driver choose
+(``ANY_LOCAL_SIZE``), or None (NULL, the driver chooses) — and whether the
+program may run non-uniform work-groups (a global size that is not a
+multiple of the local size): OpenCL 2.x devices always, 3.0 devices that
+report ``CL_DEVICE_NON_UNIFORM_WORK_GROUP_SUPPORT``, and only for programs
+built with ``-cl-std=CL2.0`` or later (or from IL) without
+``-cl-uniform-work-group-size``.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from accelcore import BackendError, ErrorKind
+from accelcore.package import (
+    NO_COUNT_ARGUMENT,
+    ArgumentKind,
+    KernelArgument,
+    KernelPackage,
+    ModuleKind,
+)
+from accelcore.values import ValueType, parse_value_type
+
+from .errors import error_from_status
+
+__all__ = [
+    "ArgumentInfo",
+    "DeviceLaunchFacts",
+    "Launch",
+    "check_argument_indices",
+    "check_argument_info",
+    "check_global_fits",
+    "check_local_memory",
+    "non_uniform_refusal",
+    "read_argument_info",
+    "set_arguments",
+]
+
+CL_KERNEL_ARG_INFO_NOT_AVAILABLE = -19
+GLOBAL, LOCAL, CONSTANT, PRIVATE = 0x119B, 0x119C, 0x119D, 0x119E
+"""``CL_KERNEL_ARG_ADDRESS_QUALIFIER`` values."""
+_QUALIFIER_WORDS = {GLOBAL: "a __global pointer", LOCAL: "a __local pointer", CONSTANT: "a __constant pointer"}
+_CL_STD = re.compile(r"(?:^|\s)-cl-std=CL(\d+)\.(\d+)(?=\s|$)")
+_UNIFORM = re.compile(r"(?:^|\s)-cl-uniform-work-group-size(?=\s|$)")
+
+
+@dataclass(frozen=True, slots=True)
+class ArgumentInfo:
+    """What the driver reports about one kernel parameter."""
+
+    address_qualifier: int
+    type_name: str
+
+    @property
+    def words(self) -> str:
+        """``a __global pointer (float*)`` / ``by value (int)``."""
+        kind = _QUALIFIER_WORDS.get(self.address_qualifier, "by value")
+        return f"{kind} ({self.type_name})" if self.type_name else kind
+
+
+@dataclass(frozen=True, slots=True)
+class DeviceLaunchFacts:
+    """Device facts the launch shape depends on (read once per device)."""
+
+    version: tuple[int, int]
+    """``CL_DEVICE_VERSION`` major, minor."""
+    non_uniform: bool
+    """Non-uniform work-groups: 2.x always, 3.0 ``CL_DEVICE_NON_UNIFORM_WORK_GROUP_SUPPORT``, 1.x never."""
+    local_mem_bytes: int
+    """``CL_DEVICE_LOCAL_MEM_SIZE``."""
+
+    @classmethod
+    def of(cls, cl: Any, device: Any) -> DeviceLaunchFacts:
+        match = re.match(r"OpenCL (\d+)\.(\d+)", str(device.version))
+        version = (int(match.group(1)), int(match.group(2))) if match else (1, 0)
+        non_uniform = version[0] == 2
+        if version[0] >= 3:
+            try:
+                non_uniform = bool(device.get_info(cl.device_info.NON_UNIFORM_WORK_GROUP_SUPPORT))
+            except (cl.Error, AttributeError):
+                non_uniform = False
+        return cls(version, non_uniform, int(device.local_mem_size))
+
+    @property
+    def support_words(self) -> str:
+        major, minor = self.version
+        if major >= 3:
+            state = "true" if self.non_uniform else "false"
+            return f"this OpenCL {major}.{minor} device reports CL_DEVICE_NON_UNIFORM_WORK_GROUP_SUPPORT {state}"
+        if major == 2:
+            return f"this OpenCL {major}.{minor} device supports them"
+        return f"this OpenCL {major}.{minor} device has none (they need OpenCL 2.0)"
+
+
+@dataclass(frozen=True, slots=True)
+class Launch:
+    """How a loaded program is enqueued (see the module docstring)."""
+
+    local: tuple[int, int, int] | None
+    """``local_work_size``; None passes NULL (the driver chooses)."""
+    non_uniform_refusal: str | None
+    """None when this program may run a global size that is not a multiple of ``local``; else why not."""
+
+
+def non_uniform_refusal(facts: DeviceLaunchFacts, kind: ModuleKind, options: str) -> str | None:
+    """None when a program of ``kind`` built with ``options`` may run non-uniform work-groups here."""
+    if not facts.non_uniform:
+        return facts.support_words
+    if _UNIFORM.search(options):
+        return f"the build options {options!r} ask for uniform work-groups (-cl-uniform-work-group-size)"
+    if kind is ModuleKind.SPIRV_OPENCL:
+        return None
+    found = _CL_STD.findall(options)
+    if not found or int(found[-1][0]) < 2:
+        return (
+            f"{facts.support_words}, but the program must be built with -cl-std=CL2.0 or later "
+            f"(build options {options!r})"
+        )
+    return None
+
+
+def check_global_fits(entry_point: str, global_size: Sequence[int], launch: Launch, what: str = "global size") -> None:
+    """INCOMPATIBLE unless ``global_size`` is a multiple of the launch's local size or non-uniform groups run."""
+    local = launch.local
+    if local is None or launch.non_uniform_refusal is None:
+        return
+    uneven = [axis for axis in range(3) if global_size[axis] % local[axis]]
+    if uneven:
+        axis = uneven[0]
+        raise BackendError(
+            ErrorKind.INCOMPATIBLE,
+            f"kernel {entry_point!r}: {what} {tuple(global_size)} is not a multiple of the local size {local} "
+            f"(axis {axis}: {global_size[axis]} % {local[axis]} = {global_size[axis] % local[axis]}); that needs "
+            f"non-uniform work-groups and {launch.non_uniform_refusal}. Use a global size that is a multiple of "
+            "the local size, or ANY_LOCAL_SIZE (the driver chooses a local size that divides it)",
+        )
+
+
+def check_argument_indices(package: KernelPackage, num_args: int) -> None:
+    """Bindings + count argument + package arguments must name each of 0..num_args-1 exactly once."""
+    roles: dict[int, list[str]] = {}
+    for row in package.bindings:
+        roles.setdefault(row.native_index, []).append(f"slot {row.slot}'s buffer")
+    if package.dispatch.count_argument != NO_COUNT_ARGUMENT:
+        roles.setdefault(package.dispatch.count_argument, []).append("the count argument")
+    for argument in package.arguments:
+        roles.setdefault(argument.index, []).append(f"a {argument.kind.name} argument")
+    last = num_args - 1
+    problems = []
+    missing = [index for index in range(num_args) if index not in roles]
+    if missing:
+        problems.append(
+            f"nothing in the package sets argument{'s' if len(missing) > 1 else ''} "
+            f"{', '.join(map(str, missing))} (no binding, count argument or package argument names "
+            f"{'them' if len(missing) > 1 else 'it'})"
+        )
+    for index in sorted(roles):
+        if index > last:
+            problems.append(f"argument index {index} ({', '.join(roles[index])}) is past the kernel's last argument")
+        elif len(roles[index]) > 1:
+            problems.append(f"argument {index} is given {len(roles[index])} times ({', '.join(roles[index])})")
+    if problems:
+        range_words = f"0..{last}" if num_args else "none"
+        raise BackendError(
+            ErrorKind.INCOMPATIBLE,
+            f"kernel {package.entry_point!r} takes {num_args} arguments ({range_words}), each set exactly once: "
+            + "; ".join(problems),
+        )
+
+
+def read_argument_info(cl: Any, kernel: Any, num_args: int) -> list[ArgumentInfo] | None:
+    """The driver's argument info, or None where it reports none (PoCL without ``-cl-kernel-arg-info``)."""
+    info = cl.kernel_arg_info
+    try:
+        return [
+            ArgumentInfo(
+                int(kernel.get_arg_info(index, info.ADDRESS_QUALIFIER)),
+                str(kernel.get_arg_info(index, info.TYPE_NAME)).rstrip("\0").strip(),
+            )
+            for index in range(num_args)
+        ]
+    except cl.Error:
+        return None
+
+
+def _declared_type(info: ArgumentInfo) -> ValueType | None:
+    try:
+        return parse_value_type(info.type_name)
+    except BackendError:
+        return None  # a typedef, struct or size_t: only the driver's size check applies
+
+
+def check_argument_info(package: KernelPackage, infos: Sequence[ArgumentInfo]) -> None:
+    """Every role against what the driver says the parameter is (INCOMPATIBLE naming the index)."""
+    entry = package.entry_point
+
+    def refuse(index: int, gives: str, needs: str) -> BackendError:
+        return BackendError(
+            ErrorKind.INCOMPATIBLE,
+            f"kernel {entry!r} argument {index} is {infos[index].words} but the package gives {gives} ({needs})",
+        )
+
+    for row in package.bindings:
+        if infos[row.native_index].address_qualifier not in (GLOBAL, CONSTANT):
+            raise refuse(row.native_index, f"slot {row.slot}'s buffer", "a buffer binds a __global/__constant pointer")
+    count = package.dispatch.count_argument
+    if count != NO_COUNT_ARGUMENT and infos[count].address_qualifier != PRIVATE:
+        raise refuse(count, "the element count", "the count is a by-value uint")
+    for argument in package.arguments:
+        info = infos[argument.index]
+        if argument.kind is ArgumentKind.LOCAL:
+            if info.address_qualifier != LOCAL:
+                raise refuse(
+                    argument.index,
+                    f"a __local allocation of {argument.local_bytes} bytes",
+                    "LOCAL sizes a __local pointer",
+                )
+            continue
+        assert argument.value_type is not None
+        given = f"a {argument.value_type} value ({len(argument.data)} bytes)"
+        if info.address_qualifier != PRIVATE:
+            raise refuse(argument.index, given, "a VALUE sets a by-value parameter")
+        declared = _declared_type(info)
+        if declared is not None and declared != argument.value_type:
+            raise refuse(argument.index, given, f"the kernel declares {declared} ({declared.opencl_name})")
+
+
+def check_local_memory(package: KernelPackage, device_bytes: int, kernel_bytes: int) -> None:
+    """The ``__local`` arguments together must fit the device's local memory less the kernel's own."""
+    left = device_bytes - kernel_bytes
+    total = 0
+    for argument in package.arguments:
+        if argument.kind is not ArgumentKind.LOCAL:
+            continue
+        total += argument.local_bytes
+        if total > left:
+            others = total - argument.local_bytes
+            also = f" (after {others} bytes of earlier __local arguments)" if others else ""
+            raise BackendError(
+                ErrorKind.RESOURCE_LIMIT,
+                f"kernel {package.entry_point!r} argument {argument.index}: a __local allocation of "
+                f"{argument.local_bytes} bytes{also} exceeds the {left} bytes of local memory the kernel has left "
+                f"(CL_DEVICE_LOCAL_MEM_SIZE {device_bytes} - CL_KERNEL_LOCAL_MEM_SIZE {kernel_bytes})",
+            )
+
+
+def set_arguments(cl: Any, kernel: Any, package: KernelPackage, infos: Sequence[ArgumentInfo] | None) -> None:
+    """``clSetKernelArg`` once per VALUE (its exact bytes) and LOCAL (``cl.LocalMemory``) argument."""
+    for argument in package.arguments:
+        try:
+            if argument.kind is ArgumentKind.LOCAL:
+                kernel.set_arg(argument.index, cl.LocalMemory(argument.local_bytes))
+            else:
+                kernel.set_arg(argument.index, bytes(argument.data))
+        except cl.Error as exc:
+            raise _set_failed(package, argument, infos, int(exc.code)) from None
+
+
+def _set_failed(
+    package: KernelPackage, argument: KernelArgument, infos: Sequence[ArgumentInfo] | None, status: int
+) -> BackendError:
+    declared = f" (the kernel's parameter is {infos[argument.index].words})" if infos is not None else ""
+    if argument.kind is ArgumentKind.LOCAL:
+        gives = f"a __local allocation of {argument.local_bytes} bytes"
+    else:
+        gives = f"a {argument.value_type} value of {len(argument.data)} bytes"
+    return error_from_status(
+        status,
+        "clSetKernelArg",
+        f"kernel {package.entry_point!r} argument {argument.index}: the driver refused {gives}{declared}",
+    )
