@@ -535,11 +535,21 @@ def pack_module(
             entry = next(e for e in entries if e.name == name)
             specs, size = _specializations(spirv, entry, spec_constants, local_size)
             rows = _vulkan_rows(spirv, bindings)
-            if count_argument is not None and not _is_offset_zero_member(spirv, count_argument):
-                raise _invalid(
-                    f"count_argument={count_argument!r}: on Vulkan the count is the push-constant member at offset 0"
-                )
-            rule = _dispatch_rule(dispatch, global_size, 0 if count_argument is not None else None)
+            # Vulkan: any count argument means "a u32 at push offset 0" (version 1); an index is kept as given,
+            # a name must be the member at offset 0.
+            count_index: int | None = None
+            if count_argument is not None:
+                text = str(count_argument).strip()
+                if text.isdecimal():
+                    count_index = int(text)
+                elif _is_offset_zero_member(spirv, count_argument):
+                    count_index = 0
+                else:
+                    raise _invalid(
+                        f"count_argument={count_argument!r}: on Vulkan the count is the push-constant member at "
+                        "offset 0; name that member or give an index"
+                    )
+            rule = _dispatch_rule(dispatch, global_size, count_index)
             push = _push_block(spirv, rule, push_constants)
         else:
             kernels = [e for e in spirv.entry_points if e.execution_model_name == "Kernel"]
@@ -611,3 +621,48 @@ def _is_offset_zero_member(module: SpirvModule, key: ArgumentKey) -> bool:
         return False
     text = str(key).strip()
     return any(m.offset == 0 and (m.name == text or text == str(n)) for n, m in enumerate(block.members))
+
+
+def binding_names(package: KernelPackage) -> dict[str, int]:
+    """Names a caller may use for the package's slots: OpenCL parameter names, Vulkan descriptor instance
+    and block names (and the only member of a single-member block, GLSL's ``buffer X { float x[]; }``).
+
+    A name that would denote two slots is left out; a device binary has no names.
+    """
+    candidates: dict[str, set[int]] = {}
+
+    def add(name: str | None, slot: int) -> None:
+        if name:
+            candidates.setdefault(name, set()).add(slot)
+
+    by_native = {(row.set, row.native_index): row.slot for row in package.bindings}
+    kind = package.module_kind
+    try:
+        if kind is ModuleKind.OPENCL_SOURCE:
+            source = package.module.decode("utf-8")
+            kernel = next(
+                (k for k in opencl_kernels(source, package.build_options) if k.name == package.entry_point), None
+            )
+            for param in kernel.parameters if kernel is not None else ():
+                if (0, param.index) in by_native:
+                    add(param.name, by_native[(0, param.index)])
+        elif kind in (ModuleKind.SPIRV_OPENCL, ModuleKind.SPIRV_VULKAN):
+            spirv = inspect_spirv(package.module)
+            if kind is ModuleKind.SPIRV_OPENCL:
+                entry = spirv.entry_point(package.entry_point)
+                for kparam in entry.parameters:
+                    if (0, kparam.index) in by_native:
+                        add(kparam.name, by_native[(0, kparam.index)])
+            else:
+                for d in spirv.descriptors:
+                    slot = by_native.get((d.set, d.binding))
+                    if slot is None:
+                        continue
+                    add(d.name, slot)
+                    add(d.block_name, slot)
+                    members = d.type.members if d.type is not None else ()
+                    if len(members) == 1:
+                        add(members[0].name, slot)
+    except (BackendError, UnicodeDecodeError):
+        return {}
+    return {name: next(iter(slots)) for name, slots in candidates.items() if len(slots) == 1}

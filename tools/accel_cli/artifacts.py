@@ -93,9 +93,21 @@ class PackOptions:
     """(slot, native index, access, element size) rows; empty: from inspection."""
     grid_from: int | None = None
     groups: tuple[int, int, int] | None = None
-    count_argument: int | None = None
+    global_size: tuple[int, ...] | None = None
+    count_argument: str | None = None
+    """An argument name or index (Vulkan: the push-constant member at offset 0)."""
     build_options: str = ""
     target: TargetIdentity | None = None
+    arguments: tuple[tuple[str, str], ...] = ()
+    """``--arg NAME=VALUE``: OpenCL by-value arguments (value text typed from the declaration or TYPE:VALUE)."""
+    local_memory: tuple[tuple[str, int], ...] = ()
+    """``--local-mem NAME=BYTES``: OpenCL ``__local`` arguments."""
+    push_constants: tuple[tuple[str, str], ...] = ()
+    """``--push MEMBER=VALUE``: Vulkan push-constant members."""
+    spec_constants: tuple[tuple[str, str], ...] = ()
+    """``--spec ID|NAME=VALUE``: Vulkan specialization constants."""
+    coverage: tuple[tuple[int, str], ...] = ()
+    """``--coverage SLOT=item|N``: how many elements a dispatch touches."""
     extra: dict[str, Any] = field(default_factory=dict)
 
 
@@ -156,6 +168,11 @@ def recognise(data: bytes) -> FileKind | None:
     return None
 
 
+def local_size_text(pkg: KernelPackage) -> str:
+    """``(64, 1, 1)``, or ``driver chooses`` for an OpenCL package without a local size."""
+    return "driver chooses" if tuple(pkg.local_size) == (0, 0, 0) else str(tuple(pkg.local_size))
+
+
 def parse_package_file(path: Path, data: bytes) -> KernelPackage:
     try:
         return parse_package(data)
@@ -167,7 +184,7 @@ def _from_package(pkg: KernelPackage, data: bytes, kind: FileKind) -> Artifact:
     slots = tuple(
         SlotSpec(row.slot, row.access, row.element_size) for row in sorted(pkg.bindings, key=lambda r: r.slot)
     )
-    summary = f"{pkg.module_kind.name} package, entry {pkg.entry_point!r}, local size {pkg.local_size}"
+    summary = f"{pkg.module_kind.name} package, entry {pkg.entry_point!r}, local size {local_size_text(pkg)}"
     return Artifact(kind, format_for(pkg.module_kind), pkg.target, data, slots, pkg, summary)
 
 

@@ -2,10 +2,15 @@
 
 Options: ``--kind``, ``--entry``, ``--local-size X[,Y,Z]``, ``--slot
 SLOT=NATIVE:r|w|rw[:ELEMENT_BYTES]`` (repeatable: the binding table),
-``--grid-from SLOT`` or ``--groups X,Y,Z`` (the dispatch rule),
-``--count-arg N`` and ``--build-options``. What is not given is inferred by
-the packer from the module (SPIR-V inspection: flavour, entry point, local
-size, descriptors).
+``--grid-from SLOT``, ``--groups X,Y,Z`` or ``--global X[,Y,Z]`` (the
+dispatch rule), ``--count-arg NAME|N``, ``--build-options``, and the kernel
+arguments: ``--arg NAME=VALUE`` (OpenCL by-value), ``--local-mem NAME=BYTES``
+(OpenCL ``__local``), ``--push MEMBER=VALUE`` (Vulkan push constants),
+``--spec ID|NAME=VALUE`` (Vulkan specialization constants), ``--coverage
+SLOT=item|N``. Values are typed from the declaration or written ``TYPE:VALUE``
+(``f32:2.5``, ``u32:7``, ``f32x4:1,2,3,4``). What is not given is inferred by
+the packer from the module (flavour, entry point, local size, descriptors,
+argument names and types).
 """
 
 from __future__ import annotations
@@ -17,7 +22,7 @@ from typing import Any, TypeVar
 import click
 
 from accelcore.errors import BackendError
-from accelcore.package import NO_COUNT_ARGUMENT, Dispatch, DispatchKind, KernelPackage, ModuleKind, PackageBinding
+from accelcore.package import Coverage, Dispatch, DispatchKind, KernelPackage, ModuleKind, PackageBinding
 
 from .artifacts import FileKind, PackOptions
 from .bindspec import ACCESS_SUFFIXES
@@ -93,20 +98,101 @@ def pack_options(func: F) -> F:
         ),
         click.option("--grid-from", "pack_grid_from", type=int, metavar="SLOT", help="Grid from this slot's length."),
         click.option("--groups", "pack_groups", metavar="X[,Y,Z]", help="A fixed grid of workgroups instead."),
-        click.option("--count-arg", "pack_count_arg", type=int, metavar="N", help="Kernel argument taking the count."),
+        click.option(
+            "--global",
+            "pack_global",
+            metavar="X[,Y,Z]",
+            help="Global size in work-items instead (OpenCL: as given; Vulkan: ceil(global/local) groups).",
+        ),
+        click.option(
+            "--count-arg",
+            "pack_count_arg",
+            metavar="NAME|N",
+            help="Kernel argument (a 32-bit int/uint) taking the element count; Vulkan: push member at offset 0.",
+        ),
         click.option("--build-options", "pack_build_options", default="", help="OpenCL build options."),
+        click.option(
+            "--arg",
+            "pack_args",
+            multiple=True,
+            metavar="NAME=VALUE",
+            help="OpenCL by-value argument (name or index); value typed from the kernel or TYPE:VALUE (f32:2.5).",
+        ),
+        click.option(
+            "--local-mem", "pack_local_mem", multiple=True, metavar="NAME=BYTES", help="OpenCL __local argument size."
+        ),
+        click.option(
+            "--push",
+            "pack_push",
+            multiple=True,
+            metavar="MEMBER=VALUE",
+            help="Vulkan push-constant member (name or index); vectors/arrays as a comma list.",
+        ),
+        click.option(
+            "--spec",
+            "pack_spec",
+            multiple=True,
+            metavar="ID|NAME=VALUE",
+            help="Vulkan specialization constant (SpecId or name); unset ones keep the module's default.",
+        ),
+        click.option(
+            "--coverage",
+            "pack_coverage",
+            multiple=True,
+            metavar="SLOT=item|N",
+            help="Elements a dispatch touches in SLOT: one per work-item, or exactly N (checked before submit).",
+        ),
     ]
     for decorator in reversed(decorators):
         func = decorator(func)
     return func
 
 
+def parse_assignment(option: str, text: str, form: str = "NAME=VALUE") -> tuple[str, str]:
+    """``NAME=VALUE`` → (name, value text); both non-empty."""
+    name, sep, value = text.partition("=")
+    if not sep or not name.strip() or not value.strip():
+        raise click.BadParameter(f"{text!r} is not {form}", param_hint=option)
+    return name.strip(), value.strip()
+
+
+def _sizes(option: str, text: str) -> tuple[int, ...]:
+    parts = [p.strip() for p in text.split(",")]
+    if not 1 <= len(parts) <= 3 or not all(p.isdecimal() and int(p) > 0 for p in parts):
+        raise click.BadParameter(f"{text!r} is not X[,Y[,Z]] of positive integers", param_hint=option)
+    return tuple(int(p) for p in parts)
+
+
+def _local_memory(text: str) -> tuple[str, int]:
+    name, value = parse_assignment("--local-mem", text, "NAME=BYTES")
+    if not value.isdecimal() or int(value) == 0:
+        raise click.BadParameter(f"{text!r}: BYTES must be a positive integer", param_hint="--local-mem")
+    return name, int(value)
+
+
+def _coverage(text: str) -> tuple[int, str]:
+    slot, value = parse_assignment("--coverage", text, "SLOT=item|N")
+    if not slot.isdecimal():
+        raise click.BadParameter(f"{text!r}: SLOT must be a slot number", param_hint="--coverage")
+    if value.lower() not in ("item", "unknown") and not (value.isdecimal() and int(value) > 0):
+        raise click.BadParameter(f"{text!r}: give item, unknown or an element count >= 1", param_hint="--coverage")
+    return int(slot), value.lower()
+
+
 def pack_options_from(values: Mapping[str, Any]) -> PackOptions:
     """PackOptions from the ``**packing`` keyword arguments of a command."""
     local = values.get("pack_local_size")
     groups = values.get("pack_groups")
-    if values.get("pack_grid_from") is not None and groups:
-        raise click.BadParameter("give --grid-from or --groups, not both", param_hint="--groups")
+    global_text = values.get("pack_global")
+    given = [
+        flag
+        for flag, v in (("--grid-from", values.get("pack_grid_from")), ("--groups", groups), ("--global", global_text))
+        if v is not None and v != ""
+    ]
+    if len(given) > 1:
+        raise click.BadParameter(
+            f"give one of --grid-from, --groups, --global (got {', '.join(given)})", param_hint=given[-1]
+        )
     kind_name = values.get("pack_kind")
     return PackOptions(
         kind=KIND_NAMES[kind_name] if kind_name else None,
@@ -115,30 +201,56 @@ def pack_options_from(values: Mapping[str, Any]) -> PackOptions:
         bindings=tuple(parse_slot_row(row) for row in values.get("pack_slots", ())),
         grid_from=values.get("pack_grid_from"),
         groups=parse_triple("--groups", groups) if groups else None,
+        global_size=_sizes("--global", global_text) if global_text else None,
         count_argument=values.get("pack_count_arg"),
         build_options=values.get("pack_build_options") or "",
+        arguments=tuple(parse_assignment("--arg", t) for t in values.get("pack_args", ())),
+        local_memory=tuple(_local_memory(t) for t in values.get("pack_local_mem", ())),
+        push_constants=tuple(parse_assignment("--push", t, "MEMBER=VALUE") for t in values.get("pack_push", ())),
+        spec_constants=tuple(parse_assignment("--spec", t, "ID|NAME=VALUE") for t in values.get("pack_spec", ())),
+        coverage=tuple(_coverage(t) for t in values.get("pack_coverage", ())),
     )
 
 
 def dispatch_from(options: PackOptions) -> Dispatch | None:
-    """The dispatch rule the options name (None: not given; the packer then says it is required)."""
-    count = NO_COUNT_ARGUMENT if options.count_argument is None else options.count_argument
+    """The dispatch rule the options name (None: not given, or --global, which the packer takes itself)."""
     if options.grid_from is not None:
-        return Dispatch(DispatchKind.FROM_BINDING, slot=options.grid_from, count_argument=count)
+        return Dispatch(DispatchKind.FROM_BINDING, slot=options.grid_from)
     if options.groups is not None:
-        return Dispatch(DispatchKind.FIXED, groups=options.groups, count_argument=count)
-    if options.count_argument is not None:
-        raise click.BadParameter("--count-arg needs --grid-from or --groups", param_hint="--count-arg")
+        return Dispatch(DispatchKind.FIXED, groups=options.groups)
+    if options.count_argument is not None and options.global_size is None:
+        raise click.BadParameter("--count-arg needs --grid-from, --groups or --global", param_hint="--count-arg")
     return None
 
 
-_DISPATCH_FLAGS = "--grid-from SLOT or --groups X,Y,Z"
+def _keyed(pairs: tuple[tuple[str, Any], ...], option: str) -> dict[int | str, Any]:
+    out: dict[int | str, Any] = {}
+    for name, value in pairs:
+        if name in out:
+            raise click.BadParameter(f"{name!r} is given twice", param_hint=option)
+        out[name] = value
+    return out
+
+
+_DISPATCH_FLAGS = "--grid-from SLOT, --groups X,Y,Z or --global X[,Y,Z]"
 _KIND_FLAGS = {kind.name: name for name, kind in KIND_NAMES.items()}
 _WORDS: tuple[tuple[re.Pattern[str], str], ...] = (
+    (re.compile(r", or global_size="), ""),
     (re.compile(r" \(e\.g\. Dispatch\(.*?\)\)"), ""),
     (re.compile(r"\bdispatch= is required"), f"{_DISPATCH_FLAGS} is required"),
+    (re.compile(r"\bdispatch= or global_size="), _DISPATCH_FLAGS),
     (re.compile(r"\bdispatch\.count_argument=?"), "--count-arg "),
+    (re.compile(r"\bcount_argument="), "--count-arg "),
     (re.compile(r"\bdispatch="), _DISPATCH_FLAGS),
+    (re.compile(r"\bglobal_size="), "--global "),
+    (re.compile(r"\barguments=\{\.\.\.: VALUE\}"), "--arg NAME=VALUE"),
+    (re.compile(r"\barguments="), "--arg "),
+    (re.compile(r"\blocal_memory=\{\.\.\.: BYTES\}"), "--local-mem NAME=BYTES"),
+    (re.compile(r"\blocal_memory="), "--local-mem "),
+    (re.compile(r"\bpush_constants=\{member: value\}"), "--push MEMBER=VALUE"),
+    (re.compile(r"\bpush_constants="), "--push "),
+    (re.compile(r"\bspec_constants="), "--spec "),
+    (re.compile(r"\bcoverage="), "--coverage "),
     (re.compile(r"\bkind=(?:ModuleKind\.)?([A-Z_]+)"), "--kind {kind}"),
     (re.compile(r"\bentry_point="), "--entry "),
     (re.compile(r"\blocal_size="), "--local-size "),
@@ -169,6 +281,10 @@ def pack_module(data: bytes, kind: FileKind, options: PackOptions) -> KernelPack
     if module_kind is None and kind is FileKind.OPENCL_BINARY:
         module_kind = ModuleKind.OPENCL_BINARY
     rows = [PackageBinding(slot, native, access, element) for slot, native, access, element in options.bindings]
+    coverage: dict[int, Coverage | int] = {
+        slot: Coverage.PER_WORK_ITEM if value == "item" else Coverage.UNKNOWN if value == "unknown" else int(value)
+        for slot, value in options.coverage
+    }
     try:
         return core_pack_module(
             data,
@@ -179,6 +295,13 @@ def pack_module(data: bytes, kind: FileKind, options: PackOptions) -> KernelPack
             local_size=options.local_size,
             build_options=options.build_options,
             target=options.target,
+            arguments=_keyed(options.arguments, "--arg") or None,
+            local_memory=_keyed(options.local_memory, "--local-mem") or None,
+            push_constants=_keyed(options.push_constants, "--push") or None,
+            spec_constants=_keyed(options.spec_constants, "--spec") or None,
+            global_size=options.global_size,
+            count_argument=options.count_argument,
+            coverage=coverage or None,
         )
     except BackendError as exc:
         if exc.domain is not None:

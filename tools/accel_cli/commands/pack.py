@@ -14,7 +14,7 @@ from accelcore.package_codec import write_package
 from accelcore.ports import MemorySource
 from accelcore.program import ArtifactRef
 
-from ..artifacts import ArtifactError, FileKind, classify, pack_raw, read_file
+from ..artifacts import ArtifactError, FileKind, classify, local_size_text, pack_raw, read_file
 from ..failures import DeviceFailure, InputRejected, UsageProblem
 from ..inventory import discover
 from ..packing import pack_options, pack_options_from
@@ -59,7 +59,7 @@ def _report(output: Path, pkg: KernelPackage, data: bytes, as_json: bool, extra:
     rows = ", ".join(f"{b.slot}:{b.access.name}" for b in pkg.bindings)
     console().print(
         f"wrote {output}: {pkg.module_kind.name} package, {len(data)} bytes, entry {pkg.entry_point!r}, "
-        f"local size {pkg.local_size}, slots {rows}"
+        f"local size {local_size_text(pkg)}, slots {rows}"
     )
 
 

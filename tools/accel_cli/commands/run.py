@@ -15,7 +15,7 @@ from accelcore.flags import MemoryDomain
 
 from ..artifacts import ArtifactError, load_artifact
 from ..bindings import BindError, length_warnings, plan_bindings
-from ..bindspec import parse_bind, parse_out
+from ..bindspec import parse_bind, parse_out, resolve_names
 from ..duration import parse_duration
 from ..environment import DEVICE_ENV
 from ..execute import RunFailure, run_once
@@ -72,10 +72,13 @@ def _failure(exc: RunFailure) -> CliFailure:
     "--bind",
     "binds",
     multiple=True,
-    metavar="SLOT=FILE.npy[:r|w|rw]",
-    help="Bind slot SLOT to a buffer holding FILE's array; access defaults to what the kernel declares.",
+    metavar="SLOT|NAME=FILE.npy[:r|w|rw]",
+    help="Bind slot SLOT (or the buffer parameter/descriptor NAME) to a buffer holding FILE's array; "
+    "access defaults to what the kernel declares.",
 )
-@click.option("--out", "outs", multiple=True, metavar="SLOT=FILE.npy", help="After the run, save slot SLOT to FILE.")
+@click.option(
+    "--out", "outs", multiple=True, metavar="SLOT|NAME=FILE.npy", help="After the run, save slot SLOT to FILE."
+)
 @click.option(
     "--timeout", default="inf", metavar="DURATION", help="Submission timeout from admission (250ms, 2s, inf)."
 )
@@ -134,6 +137,15 @@ def run(
         artifact = load_artifact(Path(artifact_text), pack_options_from(packing))
     except ArtifactError as exc:
         raise InputRejected(str(exc), argument="ARTIFACT", error_kind=exc.kind) from None
+    if artifact.package is not None:
+        from accelcore.pack import binding_names
+
+        names = binding_names(artifact.package)
+        try:
+            bind_specs = resolve_names("--bind", bind_specs, names)
+            out_specs = resolve_names("--out", out_specs, names)
+        except ValueError as exc:
+            raise UsageProblem(str(exc), argument="--bind" if "--bind" in str(exc) else "--out") from None
     try:
         slots = plan_bindings(artifact.slots, bind_specs, out_specs)
     except BindError as exc:
