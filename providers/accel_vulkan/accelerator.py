@@ -431,20 +431,7 @@ class VulkanAccelerator:
         BindingRef.validate_for_submit(refs, descs, self._info.limits.max_bindings_per_submission)
         validate_binding_ranges(refs, descs)
         validate_program_bindings(refs, prog.access, prog.package.entry_point)
-        for ref in refs:
-            alignment = self.description.min_storage_buffer_offset_alignment
-            if ref.range.offset % alignment:
-                raise BackendError(
-                    ErrorKind.INCOMPATIBLE,
-                    f"slot {ref.slot}: range offset {ref.range.offset} is not a multiple of the device's "
-                    f"minStorageBufferOffsetAlignment {alignment}",
-                )
-            if ref.range.bytes > self.description.max_storage_buffer_range:
-                raise BackendError(
-                    ErrorKind.INCOMPATIBLE,
-                    f"slot {ref.slot}: range of {ref.range.bytes} bytes exceeds maxStorageBufferRange "
-                    f"{self.description.max_storage_buffer_range}",
-                )
+        submission.check_ranges(prog, refs, self.description)
 
     def _free_buffer(self, buf: VulkanBuffer) -> None:
         submission.forget(buf.context, buf, self._ledger)

@@ -10,6 +10,15 @@
   points that contradict the module → INCOMPATIBLE; an OpenCL module → UNSUPPORTED.
 - ``vulkan.queues-independent``: with one queue's gate held, a second queue
   of the same context still runs to completion; then the first completes.
+- ``vulkan.kernel-arguments``: version-2 packages with a push-constant block
+  (``{ float a; uint n; }`` saxpy, twice with other values; a block whose
+  first word is the count), a uniform parameter buffer in descriptor set 1,
+  specialization constants that set a float and the work-group size (the
+  kernel writes ``gl_WorkGroupSize.x`` and ``gl_LocalInvocationID.x``), and a
+  2-D GLOBAL dispatch match numpy; a push block of the wrong size, an
+  undeclared SpecId and a local size the spec constants contradict are
+  refused INCOMPATIBLE before the driver (kernels: :mod:`accel_vulkan.argument_kernels`,
+  compiled with glslangValidator; skipped, with reason, without it).
 - ``vulkan.validation-clean``: when the factory enabled the validation layer,
   no instance it built received a message (skipped, with reason, otherwise).
 """
@@ -38,7 +47,7 @@ from accelcore import (
 )
 from accelcore.conformance.case import CaseContext, ConformanceCase, Session
 from accelcore.corpus import KERNELS, KernelCase, compare, kernel_spec, load_module, load_package, make_case, spin_case
-from accelcore.package import KernelPackage, ModuleKind, PackageBinding, format_for
+from accelcore.package import KernelPackage, ModuleKind, PackageBinding, SpecConstant, format_for
 from accelcore.package_codec import parse_package, write_package
 
 VK = ModuleKind.SPIRV_VULKAN
@@ -205,6 +214,77 @@ def _contradictions(ctx: CaseContext) -> None:
         ctx.check(error.native_call is None, f"{what}: refused by the driver ({error.native_call}), not before it")
 
 
+def run_arguments(session: Session, context: Any, queue: Any, run: Any, domain: MemoryDomain) -> str | None:
+    """Run one :class:`~accel_vulkan.argument_kernels.ArgumentRun`; None when every checked slot matches."""
+    program = session.load_program(context, artifact(write_package(run.package)))
+    buffers = {}
+    bindings = []
+    for slot, initial in run.initial.items():
+        access = run.access[slot]
+        usage = BufferUsage.TRANSFER_SOURCE | BufferUsage.TRANSFER_DESTINATION | BufferUsage.for_access(access)
+        handle = session.allocate_buffer(context, BufferDesc(len(initial), 16, domain, usage)).buffer
+        session.write(handle, initial)
+        buffers[slot] = handle
+        bindings.append(BindingRef(slot, handle, BufferRange(0, len(initial)), access))
+    event = session.submit(queue, program, bindings, Timeout.INFINITE)
+    state = session.wait_terminal(event, what=f"{run.what} event")
+    if state != EventState.COMPLETE:
+        return f"{run.what}: event ended {state}"
+    for slot, expected in run.expected.items():
+        problem = run.problem(slot, session.read(buffers[slot], expected.nbytes))
+        if problem is not None:
+            return f"{problem} ({domain.name})"
+    session.destroy_event(event)
+    for handle in buffers.values():
+        session.free_buffer(handle)
+    session.unload_program(program)
+    return None
+
+
+def _kernel_arguments(ctx: CaseContext) -> None:
+    from . import argument_kernels as kernels
+
+    if kernels.glslang_path() is None:
+        ctx.skip("glslangValidator is not installed (Debian: glslang-tools); the kernels are compiled at run time")
+    session = ctx.open()
+    context = session.create_context()
+    queue = session.create_queue(context)
+    domain = (
+        MemoryDomain.HOST if ctx.info.capabilities.supports_memory_domain(MemoryDomain.HOST) else MemoryDomain.DEVICE
+    )
+    for run in kernels.standard_runs():
+        problem = run_arguments(session, context, queue, run, domain)
+        ctx.check(problem is None, problem or "")
+    saxpy = kernels.saxpy_package(2.0, 64)
+    specialised = kernels.specialised_package(32, 1.0, 1)
+    refusals = {
+        "a 4-byte push block for the module's 8-byte one": dataclasses.replace(saxpy, push_constants=bytes(4)),
+        "a 12-byte push block for the module's 8-byte one": dataclasses.replace(saxpy, push_constants=bytes(12)),
+        "SpecId 7, which the module does not declare": dataclasses.replace(
+            specialised, spec_constants=(*specialised.spec_constants, SpecConstant(7, kernels.U32, bytes(4)))
+        ),
+        "local size 64 while local_size_x_id specialises it to 32": kernels.specialised_package(
+            32, 1.0, 1, stated_local=64
+        ),
+    }
+    for what, package in refusals.items():
+        error = ctx.expect_error(
+            ErrorKind.INCOMPATIBLE, what, session.load_program, context, artifact(write_package(package))
+        )
+        ctx.check(error.native_call is None, f"{what}: refused by the driver ({error.native_call}), not before it")
+    error = ctx.expect_error(
+        ErrorKind.INCOMPATIBLE,
+        "wrong push block size",
+        session.load_program,
+        context,
+        artifact(write_package(refusals["a 4-byte push block for the module's 8-byte one"])),
+    )
+    ctx.check(
+        "8 bytes" in error.message and "4 bytes" in error.message,
+        f"the push-block refusal names both sizes: {error.message}",
+    )
+
+
 def _queues(ctx: CaseContext) -> None:
     session = ctx.open()
     provider = session.provider
@@ -257,6 +337,12 @@ def extra_cases(factory: Any) -> list[ConformanceCase]:
         ),
         ConformanceCase("vulkan.queues-independent", _queues, description="two queues progress independently"),
         ConformanceCase("vulkan.long-loop", _long_loop, description="100,000-iteration loops run to the end"),
+        ConformanceCase(
+            "vulkan.kernel-arguments",
+            _kernel_arguments,
+            mandatory=False,
+            description="push constants, spec constants, uniform buffers in set 1, 2-D GLOBAL dispatch vs numpy",
+        ),
         ConformanceCase(
             "vulkan.validation-clean",
             _validation_clean(factory),

@@ -3,8 +3,13 @@
 Promise: :func:`create` makes a device on the instance's chosen compute
 queue family (up to :data:`MAX_NATIVE_QUEUES` queues), enabling timeline
 semaphores and every shader feature the device reports (so modules that need
-them can run), a resettable command pool and a descriptor pool of
-``MAX_EVENTS_PER_CONTEXT`` sets; on any failure everything made so far is
+them can run: 8/16-bit storage in storage buffers, uniform buffers and push
+constants, 8/16/64-bit integers, 16/64-bit floats, scalar and standard
+uniform-buffer block layouts, variable pointers, the Vulkan memory model), a
+resettable command pool and a descriptor pool sized for
+``MAX_EVENTS_PER_CONTEXT`` recordings (each up to :func:`~accel_vulkan.device_info.max_sets`
+sets and :func:`~accel_vulkan.device_info.max_bindings` storage or uniform
+descriptors); on any failure everything made so far is
 destroyed. :func:`destroy` tears down in reverse order; the caller has
 checked that no child is alive. :func:`flush_deferred_destroys` hands the
 device one empty batch, for drivers that free destroyed pipelines only on a
@@ -17,7 +22,7 @@ from typing import Any
 
 from ._binding import ffi, vk
 from .accounting import Ledger
-from .device_info import MAX_EVENTS_PER_CONTEXT, max_bindings
+from .device_info import MAX_EVENTS_PER_CONTEXT, max_bindings, max_sets, max_uniform_bindings
 from .errors import check, native
 from .handles import VulkanContext
 from .instance import PhysicalDescription
@@ -35,6 +40,10 @@ def _features(description: PhysicalDescription) -> tuple[Any, Any, Any]:
         shaderFloat16="shaderFloat16" in on,
         shaderInt8="shaderInt8" in on,
         storageBuffer8BitAccess="storageBuffer8BitAccess" in on,
+        uniformAndStorageBuffer8BitAccess="uniformAndStorageBuffer8BitAccess" in on,
+        storagePushConstant8="storagePushConstant8" in on,
+        scalarBlockLayout="scalarBlockLayout" in on,
+        uniformBufferStandardLayout="uniformBufferStandardLayout" in on,
         shaderBufferInt64Atomics="shaderBufferInt64Atomics" in on,
         shaderSharedInt64Atomics="shaderSharedInt64Atomics" in on,
         vulkanMemoryModel="vulkanMemoryModel" in on,
@@ -43,6 +52,8 @@ def _features(description: PhysicalDescription) -> tuple[Any, Any, Any]:
     f11 = binding.VkPhysicalDeviceVulkan11Features(
         pNext=f12,
         storageBuffer16BitAccess="storageBuffer16BitAccess" in on,
+        uniformAndStorageBuffer16BitAccess="uniformAndStorageBuffer16BitAccess" in on,
+        storagePushConstant16="storagePushConstant16" in on,
         variablePointersStorageBuffer="variablePointersStorageBuffer" in on,
         variablePointers="variablePointers" in on,
     )
@@ -83,12 +94,16 @@ def create(owner: object, physical: Any, description: PhysicalDescription, ledge
             binding.VkDescriptorPoolSize(
                 type=binding.VK_DESCRIPTOR_TYPE_STORAGE_BUFFER,
                 descriptorCount=MAX_EVENTS_PER_CONTEXT * max_bindings(description),
-            )
+            ),
+            binding.VkDescriptorPoolSize(
+                type=binding.VK_DESCRIPTOR_TYPE_UNIFORM_BUFFER,
+                descriptorCount=MAX_EVENTS_PER_CONTEXT * max_uniform_bindings(description),
+            ),
         ]
         descriptor_info = binding.VkDescriptorPoolCreateInfo(
             flags=binding.VK_DESCRIPTOR_POOL_CREATE_FREE_DESCRIPTOR_SET_BIT,
-            maxSets=MAX_EVENTS_PER_CONTEXT,
-            poolSizeCount=1,
+            maxSets=MAX_EVENTS_PER_CONTEXT * max_sets(description),
+            poolSizeCount=len(sizes),
             pPoolSizes=sizes,
         )
         descriptor_pool = native("vkCreateDescriptorPool", device, descriptor_info, None)

@@ -27,6 +27,9 @@ MAX_EVENTS_PER_CONTEXT = 256
 MAX_BINDINGS = 64
 """Policy: at most this many bindings per submission even where the device allows more (NVIDIA reports
 2^20 storage buffers per stage); it sizes each context's descriptor pool (events x bindings descriptors)."""
+MAX_DESCRIPTOR_SETS = 8
+"""Policy: descriptor sets a program may use (sets 0..7) even where the device binds more (NVIDIA: 32); with
+the events it sizes each context's descriptor pool (events x sets)."""
 MAX_ARTIFACT_BYTES = 16 << 20
 """Policy: the largest kernel package accepted (SPIR-V modules are kilobytes)."""
 RESERVED_ALLOCATIONS = 1
@@ -73,6 +76,21 @@ def max_bindings(description: PhysicalDescription) -> int:
         MAX_BINDINGS,
         description.max_per_stage_storage_buffers,
         description.max_set_storage_buffers,
+        description.max_per_stage_resources,
+    )
+
+
+def max_sets(description: PhysicalDescription) -> int:
+    """Descriptor sets a program may use: ``maxBoundDescriptorSets``, at most :data:`MAX_DESCRIPTOR_SETS`."""
+    return max(1, min(MAX_DESCRIPTOR_SETS, description.max_bound_descriptor_sets))
+
+
+def max_uniform_bindings(description: PhysicalDescription) -> int:
+    """Uniform-buffer rows a program may have (the per-stage and per-set uniform limits, at most MAX_BINDINGS)."""
+    return min(
+        MAX_BINDINGS,
+        description.max_per_stage_uniform_buffers,
+        description.max_set_uniform_buffers,
         description.max_per_stage_resources,
     )
 

@@ -46,6 +46,12 @@ class VulkanContext:
     """The context's :class:`~accel_vulkan.recording.RecordingCache` of idle recorded dispatches."""
     plans: Any = None
     """The context's :class:`~accel_vulkan.recording.PlanMemo` of binding sets that passed validation."""
+    pipelines: dict[Any, Any] = field(default_factory=dict)
+    """Live :class:`~accel_vulkan.pipeline.SharedPipeline` objects by their key (programs share them)."""
+    pipelines_created: int = 0
+    """How many compute pipelines this context has created (``vkCreateComputePipelines`` calls that succeeded)."""
+    uniform_usage: bool | None = None
+    """Whether buffers get ``VK_BUFFER_USAGE_UNIFORM_BUFFER_BIT`` too (decided at the first allocation)."""
     state: HandleState = HandleState.LIVE
 
     def __repr__(self) -> str:
@@ -77,6 +83,8 @@ class VulkanBuffer:
     """The usage allows ``write_buffer`` (TRANSFER_DESTINATION), precomputed for the transfer fast path."""
     can_read: bool = False
     """The usage allows ``read_buffer`` (TRANSFER_SOURCE)."""
+    can_uniform: bool = False
+    """Created with ``VK_BUFFER_USAGE_UNIFORM_BUFFER_BIT``: it may be bound as a uniform buffer."""
     events: int = 0
     state: HandleState = HandleState.LIVE
 
@@ -88,17 +96,32 @@ class VulkanBuffer:
 
 @dataclass(eq=False)
 class VulkanProgram:
-    """One compute pipeline with its layouts (see :mod:`accel_vulkan.pipeline`)."""
+    """A loaded package: a reference to a (possibly shared) compute pipeline plus what it passes.
+
+    ``shared`` is the :class:`~accel_vulkan.pipeline.SharedPipeline` (pipeline, layout, set layouts)
+    this program holds one reference to; ``pipeline`` / ``pipeline_layout`` are its handles.
+    """
 
     context: VulkanContext
     package: KernelPackage
+    shared: Any
     pipeline: Any
     pipeline_layout: Any
-    set_layout: Any
     resident_bytes: int
     access: dict[int, AccessMode]
     """slot → declared access (the package's binding table)."""
     native_index: dict[int, int]
+    """slot → descriptor binding (in the slot's set)."""
+    set_of: dict[int, int] = field(default_factory=dict)
+    """slot → descriptor set."""
+    uniform: dict[int, int] = field(default_factory=dict)
+    """slot → the uniform block's size in bytes (0 when not computable), for the slots bound as uniform buffers."""
+    sets: tuple[int, ...] = ()
+    """The descriptor sets a submission allocates and binds (those with at least one binding), ascending."""
+    push: bytes = b""
+    """The push-constant bytes of every dispatch (the package's block, or 4 bytes for a v1 count); empty: none."""
+    push_count: bool = False
+    """The element count overwrites ``push[0:4]`` on each dispatch."""
     events: int = 0
     state: HandleState = HandleState.LIVE
 

@@ -70,7 +70,16 @@ class PhysicalDescription:
     max_set_storage_buffers: int
     max_per_stage_resources: int
     max_workgroup_count: tuple[int, int, int]
+    max_workgroup_size: tuple[int, int, int]
+    """``maxComputeWorkGroupSize``: the largest local size per axis."""
+    max_workgroup_invocations: int
+    """``maxComputeWorkGroupInvocations``: the largest local-size product."""
     min_storage_buffer_offset_alignment: int
+    min_uniform_buffer_offset_alignment: int
+    max_uniform_buffer_range: int
+    max_per_stage_uniform_buffers: int
+    max_set_uniform_buffers: int
+    max_bound_descriptor_sets: int
     allocation_alignment: int
     """A lower bound on every ``VkDeviceMemory`` base address: the largest of the storage, uniform and
     texel buffer offset alignments. Each is an alignment requirement of the implementation for some
@@ -82,10 +91,12 @@ class PhysicalDescription:
     compute_queue_count: int
     timeline_semaphore: bool
     features: frozenset[str]
+    """Shader features the device reports (the context enables each one): shaderFloat64, shaderInt64,
+    shaderInt16, shaderFloat16, shaderInt8, storageBuffer8BitAccess/16BitAccess,
+    uniformAndStorageBuffer8BitAccess/16BitAccess, storagePushConstant8/16, scalarBlockLayout,
+    uniformBufferStandardLayout, variablePointers, ..."""
     subgroup_operations: int
     """VkSubgroupFeatureFlags usable in compute shaders (0 when compute lacks subgroup support)."""
-    """Shader features the device reports: shaderFloat64, shaderInt64, shaderInt16, shaderFloat16, shaderInt8,
-    storageBuffer16BitAccess, storageBuffer8BitAccess, variablePointers, ..."""
     not_offered: str | None
 
     @property
@@ -100,11 +111,21 @@ def _text(value: Any) -> str:
 
 
 _FEATURE_FIELDS_10 = ("shaderFloat64", "shaderInt64", "shaderInt16")
-_FEATURE_FIELDS_11 = ("storageBuffer16BitAccess", "variablePointersStorageBuffer", "variablePointers")
+_FEATURE_FIELDS_11 = (
+    "storageBuffer16BitAccess",
+    "uniformAndStorageBuffer16BitAccess",
+    "storagePushConstant16",
+    "variablePointersStorageBuffer",
+    "variablePointers",
+)
 _FEATURE_FIELDS_12 = (
     "shaderFloat16",
     "shaderInt8",
     "storageBuffer8BitAccess",
+    "uniformAndStorageBuffer8BitAccess",
+    "storagePushConstant8",
+    "scalarBlockLayout",
+    "uniformBufferStandardLayout",
     "timelineSemaphore",
     "shaderBufferInt64Atomics",
     "shaderSharedInt64Atomics",
@@ -212,7 +233,18 @@ def describe(index: int, physical: Any) -> PhysicalDescription:
             int(limits.maxComputeWorkGroupCount[1]),
             int(limits.maxComputeWorkGroupCount[2]),
         ),
+        max_workgroup_size=(
+            int(limits.maxComputeWorkGroupSize[0]),
+            int(limits.maxComputeWorkGroupSize[1]),
+            int(limits.maxComputeWorkGroupSize[2]),
+        ),
+        max_workgroup_invocations=int(limits.maxComputeWorkGroupInvocations),
         min_storage_buffer_offset_alignment=int(limits.minStorageBufferOffsetAlignment),
+        min_uniform_buffer_offset_alignment=int(limits.minUniformBufferOffsetAlignment),
+        max_uniform_buffer_range=int(limits.maxUniformBufferRange),
+        max_per_stage_uniform_buffers=int(limits.maxPerStageDescriptorUniformBuffers),
+        max_set_uniform_buffers=int(limits.maxDescriptorSetUniformBuffers),
+        max_bound_descriptor_sets=int(limits.maxBoundDescriptorSets),
         allocation_alignment=max(
             int(limits.minStorageBufferOffsetAlignment),
             int(limits.minUniformBufferOffsetAlignment),

@@ -13,6 +13,16 @@ asks only 16 for a storage buffer but aligns allocations to 64 or more). A
 domain no allowed type honours, or an alignment stronger than that, is refused
 (UNSUPPORTED) before any memory is allocated. Host-visible memory is mapped once, for the buffer's
 life. Nothing is copied; on failure nothing is retained.
+
+Usage: every buffer may be bound as a storage buffer and be a copy source and
+destination; it is also created usable as a uniform buffer where that costs
+nothing. The first allocation of a context decides it once (:func:`uniform_usage`):
+a small probe buffer is created with and without ``UNIFORM_BUFFER``, and the bit
+is used only when the memory requirements agree — the same ``memoryTypeBits``
+and size, and an alignment no stronger than the allocation base alignment the
+buffer gets anyway (the usual case; NVIDIA and Mesa report identical
+requirements). Otherwise buffers are storage-only and a submission that binds
+one as a uniform buffer is refused (INCOMPATIBLE).
 """
 
 from __future__ import annotations
@@ -29,14 +39,41 @@ from .handles import VulkanBuffer, VulkanContext
 from .instance import MemoryType, PhysicalDescription
 
 
-def buffer_usage_flags() -> int:
-    """Every buffer may be bound as a storage buffer and be a copy source/destination (staging)."""
+def buffer_usage_flags(uniform: bool = False) -> int:
+    """Every buffer may be bound as a storage buffer and be a copy source/destination (staging); ``uniform``
+    adds ``UNIFORM_BUFFER``."""
     binding = vk()
-    return int(
+    flags = (
         binding.VK_BUFFER_USAGE_STORAGE_BUFFER_BIT
         | binding.VK_BUFFER_USAGE_TRANSFER_SRC_BIT
         | binding.VK_BUFFER_USAGE_TRANSFER_DST_BIT
     )
+    return int(flags | (binding.VK_BUFFER_USAGE_UNIFORM_BUFFER_BIT if uniform else 0))
+
+
+PROBE_BYTES = 4096 + 4
+"""Size of the probe buffers :func:`uniform_usage` compares (not a multiple of a typical page or alignment)."""
+
+
+def _requirements(device: Any, usage: int) -> tuple[int, int, int]:
+    binding = vk()
+    info = binding.VkBufferCreateInfo(size=PROBE_BYTES, usage=usage, sharingMode=binding.VK_SHARING_MODE_EXCLUSIVE)
+    probe = native("vkCreateBuffer", device, info, None, what="probe buffer")
+    try:
+        needs = native("vkGetBufferMemoryRequirements", device, probe)
+        return int(needs.memoryTypeBits), int(needs.size), int(needs.alignment)
+    finally:
+        native("vkDestroyBuffer", device, probe, None)
+
+
+def uniform_usage(context: VulkanContext, description: PhysicalDescription) -> bool:
+    """Whether the context's buffers also get ``UNIFORM_BUFFER`` usage (decided once per context, see above)."""
+    if context.uniform_usage is None:
+        plain_bits, plain_size, plain_alignment = _requirements(context.device, buffer_usage_flags())
+        bits, size, alignment = _requirements(context.device, buffer_usage_flags(uniform=True))
+        floor = max(plain_alignment, description.allocation_alignment)
+        context.uniform_usage = bits == plain_bits and size == plain_size and alignment <= floor
+    return context.uniform_usage
 
 
 def _preference(domain: MemoryDomain, flags: int) -> tuple[int, ...]:
@@ -90,8 +127,9 @@ def allocate(
     """
     binding = vk()
     device = context.device
+    uniform = uniform_usage(context, description)
     create_info = binding.VkBufferCreateInfo(
-        size=desc.bytes, usage=buffer_usage_flags(), sharingMode=binding.VK_SHARING_MODE_EXCLUSIVE
+        size=desc.bytes, usage=buffer_usage_flags(uniform), sharingMode=binding.VK_SHARING_MODE_EXCLUSIVE
     )
     buffer = native("vkCreateBuffer", device, create_info, None, what=f"{desc.bytes}-byte buffer")
     del create_info
@@ -152,6 +190,7 @@ def allocate(
         coherent=coherent,
         can_write=bool(desc.usage & BufferUsage.TRANSFER_DESTINATION),
         can_read=bool(desc.usage & BufferUsage.TRANSFER_SOURCE),
+        can_uniform=uniform,
     )
 
 

@@ -1,52 +1,64 @@
-"""Programs: a checked kernel package becomes one compute pipeline.
+"""Programs: a checked kernel package becomes a reference to one compute pipeline.
 
 Promise: :func:`load` parses the package (format, size, table — before any
 driver call), checks the module (:mod:`accel_vulkan.module_check`), then
-creates a shader module, a descriptor-set layout from the package's binding
-table (set 0, binding = ``native_index``, one storage buffer each), a
-pipeline layout (plus a 4-byte push-constant range when the package passes a
-count) and the pipeline. The shader module is destroyed before returning.
-What the program retains is charged as the SPIR-V size (drivers may keep a
-translation of it) plus the serialised size of the pipeline in a pipeline
-cache plus :data:`HOST_RECORD_BYTES`; over ``resident_bytes`` →
-RESOURCE_LIMIT with everything destroyed. The payload is read once; the
-driver reads ``pCode`` straight from the parsed module; no reference to the
-payload is kept.
+finds or creates a :class:`SharedPipeline`: descriptor-set layouts for sets
+0 to the highest set the binding table uses (binding = ``native_index``,
+each row's descriptor type; a set without rows gets an empty layout), a
+pipeline layout with a push-constant range of the module's block size (4
+bytes for a version-1 count; none when neither), a shader module and the
+pipeline, specialised with the package's constants (``VkSpecializationInfo``
+built per load, alive for the call). The shader module is destroyed before
+returning. What a program retains is charged as the SPIR-V size (drivers may
+keep a translation of it) plus the serialised size of the pipeline in a
+pipeline cache plus :data:`HOST_RECORD_BYTES`; over ``resident_bytes`` →
+RESOURCE_LIMIT with everything it created destroyed. The payload is read
+once; the driver reads ``pCode`` straight from the parsed module; no
+reference to the payload is kept.
 
-Warm loads: the first load of a (module digest, entry point, binding table,
-count) on a context creates the pipeline through a pipeline cache made for
-that load, measures the cache's data size (``vkGetPipelineCacheData``) and
-remembers it for the context (at most :data:`SIZES_CAPACITY` entries,
-emptied when full); a later load of the same key creates the pipeline
-without a cache and charges the remembered size — the same number, so the
-same RESOURCE_LIMIT refusal, which a remembered size lets us give before any
-driver call. The module checks are remembered by digest too
-(:func:`~accel_vulkan.module_check.check_module_remembered`). Nothing native
-outlives :func:`unload`: every pipeline, layout and module is created per
-load and destroyed by unload. Create/destroy calls go to the loader directly
-with cffi structures; failures raise the same kinds and messages as
-:func:`accel_vulkan.errors.call` gives.
+Sharing: a pipeline depends on (module digest, entry point, spec constants,
+set layouts, push range) — its :func:`pipeline_key` — and not on the
+push-constant values, access modes or element sizes. Programs of one context
+with the same key share one pipeline, counted once in ``live_resources()``;
+each program holds a reference and :func:`unload` destroys the pipeline, its
+layout and set layouts with the last one. ``VulkanContext.pipelines_created``
+counts the pipelines created. So re-loading a package with other push-constant
+values creates nothing and re-checks nothing; other spec constants create a
+pipeline but reuse the module checks.
+
+Warm loads: the first creation of a key on a context goes through a pipeline
+cache made for that load, measures the cache's data size
+(``vkGetPipelineCacheData``) and remembers it for the context (at most
+:data:`SIZES_CAPACITY` entries, emptied when full); a later creation of the
+same key creates the pipeline without a cache and charges the remembered
+size — the same number, so the same RESOURCE_LIMIT refusal, which a
+remembered size (or a live shared pipeline) lets us give before any driver
+call. The module checks are remembered too
+(:func:`~accel_vulkan.module_check.check_module_remembered`). Create/destroy
+calls go to the loader directly with cffi structures; failures raise the same
+kinds and messages as :func:`accel_vulkan.errors.call` gives.
 """
 
 from __future__ import annotations
 
 import hashlib
 import weakref
+from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
 
 from accelcore import ArtifactRef, BackendError, ErrorKind
-from accelcore.package import NO_COUNT_ARGUMENT, KernelPackage, ModuleKind
+from accelcore.package import NO_COUNT_ARGUMENT, DescriptorType, KernelPackage, ModuleKind
 from accelcore.package_codec import parse_artifact
 from accelcore.spirv import vulkan_supported_capabilities
 
 from ._binding import ffi, vk
 from .accounting import Ledger
-from .device_info import MAX_ARTIFACT_BYTES, max_bindings
+from .device_info import MAX_ARTIFACT_BYTES, max_bindings, max_sets, max_uniform_bindings
 from .errors import call, check
 from .handles import VulkanContext, VulkanProgram
 from .instance import PhysicalDescription
-from .module_check import check_module_remembered
+from .module_check import Agreement, DeviceTerms, check_module_remembered
 
 HOST_RECORD_BYTES = 512
 """Host-side bytes charged per program (the handle, its slot table and native handles)."""
@@ -55,7 +67,7 @@ SIZES_CAPACITY = 256
 """How many measured pipeline-cache data sizes a context remembers."""
 
 _sizes: weakref.WeakKeyDictionary[VulkanContext, dict[tuple[object, ...], int]] = weakref.WeakKeyDictionary()
-"""Per context: (module digest, entry point, binding table, count) → measured pipeline-cache data bytes."""
+"""Per context: :func:`pipeline_key` → measured pipeline-cache data bytes."""
 
 
 @lru_cache(maxsize=64)
@@ -66,6 +78,42 @@ def _capabilities(features: frozenset[str], subgroup_operations: int) -> frozens
 def supported_capabilities(description: PhysicalDescription) -> frozenset[str]:
     """SPIR-V capabilities of the features a context enables (see :mod:`accel_vulkan.context`); computed once."""
     return _capabilities(description.features, description.subgroup_operations)
+
+
+@lru_cache(maxsize=64)
+def device_terms(description: PhysicalDescription) -> DeviceTerms:
+    """What the module checks read about ``description`` (the features every context enables, its limits)."""
+    return DeviceTerms(
+        name=description.name,
+        capabilities=supported_capabilities(description),
+        features=description.features,
+        max_push_constants_size=description.max_push_constants_size,
+        max_bound_descriptor_sets=description.max_bound_descriptor_sets,
+        max_sets=max_sets(description),
+        max_uniform_buffers=max_uniform_bindings(description),
+        max_workgroup_size=description.max_workgroup_size,
+        max_workgroup_invocations=description.max_workgroup_invocations,
+    )
+
+
+@dataclass(eq=False)
+class SharedPipeline:
+    """One compute pipeline with its layouts, shared by the programs of one context with the same key."""
+
+    key: tuple[object, ...]
+    pipeline: Any
+    pipeline_layout: Any
+    set_layouts: tuple[Any, ...]
+    """One per set 0 .. set_count - 1 (empty layouts for sets without rows)."""
+    cache_bytes: int
+    users: int = 0
+
+
+def pipeline_key(digest: bytes, package: KernelPackage, agreement: Agreement) -> tuple[object, ...]:
+    """What the pipeline depends on: module, entry, spec constants, set layouts, push range."""
+    layout = tuple(sorted((row.set, row.native_index, int(row.descriptor_type)) for row in package.bindings))
+    specs = tuple((spec.spec_id, spec.value_type.code, bytes(spec.data)) for spec in package.spec_constants)
+    return (digest, package.entry_point, specs, layout, agreement.set_count, agreement.push_range)
 
 
 def _cache_data_bytes(device: Any, cache: Any) -> int:
@@ -103,55 +151,102 @@ def load(
     )
     code = package.module
     digest = hashlib.sha256(code).digest()
-    check_module_remembered(
-        package, digest, supported_capabilities(description), description.name, description.max_push_constants_size
-    )
+    agreement = check_module_remembered(package, digest, device_terms(description))
     if len(code) + HOST_RECORD_BYTES > artifact.resident_bytes:
         raise BackendError(
             ErrorKind.RESOURCE_LIMIT,
             f"the program would retain at least {len(code) + HOST_RECORD_BYTES} bytes "
             f"(SPIR-V + host record), over resident_bytes {artifact.resident_bytes}",
         )
+    key = pipeline_key(digest, package, agreement)
+    shared: SharedPipeline | None = context.pipelines.get(key)
+    if shared is not None:
+        _refuse_retained(len(code), shared.cache_bytes, artifact.resident_bytes)
+    else:
+        shared = _make_shared(context, package, agreement, key, artifact.resident_bytes, ledger)
+    shared.users += 1
     has_count = package.dispatch.count_argument != NO_COUNT_ARGUMENT
-    size_key = (digest, package.entry_point, tuple(package.bindings), has_count)
+    rows = package.bindings
+    return VulkanProgram(
+        context=context,
+        package=package,
+        shared=shared,
+        pipeline=shared.pipeline,
+        pipeline_layout=shared.pipeline_layout,
+        resident_bytes=len(code) + shared.cache_bytes + HOST_RECORD_BYTES,
+        access={row.slot: row.access for row in rows},
+        native_index={row.slot: row.native_index for row in rows},
+        set_of={row.slot: row.set for row in rows},
+        uniform=dict(agreement.uniform_bytes),
+        sets=tuple(sorted({row.set for row in rows})),
+        push=bytes(package.push_constants) or (bytes(4) if has_count else b""),
+        push_count=has_count,
+    )
+
+
+def _make_shared(
+    context: VulkanContext,
+    package: KernelPackage,
+    agreement: Agreement,
+    key: tuple[object, ...],
+    resident_bytes: int,
+    ledger: Ledger,
+) -> SharedPipeline:
+    """Create the pipeline of ``key`` (refused from a remembered size before any driver call) and register it."""
+    code = package.module
     sizes = _sizes.get(context)
-    known = None if sizes is None else sizes.get(size_key)
+    known = None if sizes is None else sizes.get(key)
     if known is not None:
-        _refuse_retained(len(code), known, artifact.resident_bytes)
+        _refuse_retained(len(code), known, resident_bytes)
     device = context.device
     made: list[tuple[str, Any]] = []
     try:
-        pipeline, set_layout, pipeline_layout, cache_bytes = _create(device, package, has_count, known, made, ledger)
+        pipeline, set_layouts, pipeline_layout, cache_bytes = _create(device, package, agreement, known, made, ledger)
+        context.pipelines_created += 1
         if known is None:
             if sizes is None:
                 sizes = _sizes.setdefault(context, {})
             if len(sizes) >= SIZES_CAPACITY:
                 sizes.clear()
-            sizes[size_key] = cache_bytes
-        _refuse_retained(len(code), cache_bytes, artifact.resident_bytes)
+            sizes[key] = cache_bytes
+        _refuse_retained(len(code), cache_bytes, resident_bytes)
     except BaseException:
         _destroy_all(device, made, ledger)
         raise
-    return VulkanProgram(
-        context=context,
-        package=package,
-        pipeline=pipeline,
-        pipeline_layout=pipeline_layout,
-        set_layout=set_layout,
-        resident_bytes=len(code) + cache_bytes + HOST_RECORD_BYTES,
-        access={row.slot: row.access for row in package.bindings},
-        native_index={row.slot: row.native_index for row in package.bindings},
+    shared = SharedPipeline(key, pipeline, pipeline_layout, set_layouts, cache_bytes)
+    context.pipelines[key] = shared
+    return shared
+
+
+def _specialization(package: KernelPackage) -> tuple[Any, list[Any]]:
+    """A ``VkSpecializationInfo*`` for the package's constants (NULL when none) and the cffi objects it points to."""
+    f = ffi()
+    if not package.spec_constants:
+        return f.NULL, []
+    entries = []
+    blob = bytearray()
+    for spec in package.spec_constants:
+        size = len(spec.data)
+        blob += bytes(-len(blob) % min(size, 8))  # each value at its natural alignment
+        entries.append({"constantID": spec.spec_id, "offset": len(blob), "size": size})
+        blob += spec.data
+    map_entries = f.new("VkSpecializationMapEntry[]", entries)
+    data = f.new("char[]", bytes(blob))
+    info = f.new(
+        "VkSpecializationInfo*",
+        {"mapEntryCount": len(entries), "pMapEntries": map_entries, "dataSize": len(blob), "pData": data},
     )
+    return info, [map_entries, data, info]
 
 
 def _create(
     device: Any,
     package: KernelPackage,
-    has_count: bool,
+    agreement: Agreement,
     known_cache_bytes: int | None,
     made: list[tuple[str, Any]],
     ledger: Ledger,
-) -> tuple[Any, Any, Any, int]:
+) -> tuple[Any, tuple[Any, ...], Any, int]:
     """Shader module, layouts and pipeline (each recorded in ``made`` as created); the shader module is destroyed.
 
     With ``known_cache_bytes`` the pipeline is created without a pipeline cache and that size is returned;
@@ -163,6 +258,10 @@ def _create(
     null = f.NULL
     code = package.module
     compute = binding.VK_SHADER_STAGE_COMPUTE_BIT
+    descriptor_types = {
+        DescriptorType.STORAGE_BUFFER: binding.VK_DESCRIPTOR_TYPE_STORAGE_BUFFER,
+        DescriptorType.UNIFORM_BUFFER: binding.VK_DESCRIPTOR_TYPE_UNIFORM_BUFFER,
+    }
 
     def track(kind: str, handle: Any) -> Any:
         made.append((kind, handle))
@@ -186,42 +285,48 @@ def _create(
     shader = track("VkShaderModule", out[0])
     del shader_info, code_view
 
-    rows = package.bindings
-    layout_bindings = f.new(
-        "VkDescriptorSetLayoutBinding[]",
-        [
+    set_count = agreement.set_count
+    set_handles = f.new("VkDescriptorSetLayout[]", max(set_count, 1))
+    for number in range(set_count):
+        rows = [row for row in package.bindings if row.set == number]
+        layout_bindings = f.new(
+            "VkDescriptorSetLayoutBinding[]",
+            [
+                {
+                    "binding": row.native_index,
+                    "descriptorType": descriptor_types[DescriptorType(row.descriptor_type)],
+                    "descriptorCount": 1,
+                    "stageFlags": compute,
+                }
+                for row in rows
+            ]
+            or 1,
+        )
+        set_info = f.new(
+            "VkDescriptorSetLayoutCreateInfo*",
             {
-                "binding": row.native_index,
-                "descriptorType": binding.VK_DESCRIPTOR_TYPE_STORAGE_BUFFER,
-                "descriptorCount": 1,
-                "stageFlags": compute,
-            }
-            for row in rows
-        ]
-        or 1,
-    )
-    set_info = f.new(
-        "VkDescriptorSetLayoutCreateInfo*",
-        {
-            "sType": binding.VK_STRUCTURE_TYPE_DESCRIPTOR_SET_LAYOUT_CREATE_INFO,
-            "bindingCount": len(rows),
-            "pBindings": layout_bindings if rows else null,
-        },
-    )
-    set_out = f.new("VkDescriptorSetLayout[1]")
-    check(lib.vkCreateDescriptorSetLayout(device, set_info, null, set_out), "vkCreateDescriptorSetLayout")
-    set_layout = track("VkDescriptorSetLayout", set_out[0])
-    del set_info, layout_bindings
+                "sType": binding.VK_STRUCTURE_TYPE_DESCRIPTOR_SET_LAYOUT_CREATE_INFO,
+                "bindingCount": len(rows),
+                "pBindings": layout_bindings if rows else null,
+            },
+        )
+        check(
+            lib.vkCreateDescriptorSetLayout(device, set_info, null, set_handles + number), "vkCreateDescriptorSetLayout"
+        )
+        track("VkDescriptorSetLayout", set_handles[number])
+        del set_info, layout_bindings
+    set_layouts = tuple(set_handles[number] for number in range(set_count))
 
-    push_range = f.new("VkPushConstantRange*", {"stageFlags": compute, "offset": 0, "size": 4})
+    push_bytes = agreement.push_range
+    push_range = f.new("VkPushConstantRange*", {"stageFlags": compute, "offset": 0, "size": push_bytes})
     layout_info = f.new(
         "VkPipelineLayoutCreateInfo*",
         {
             "sType": binding.VK_STRUCTURE_TYPE_PIPELINE_LAYOUT_CREATE_INFO,
-            "setLayoutCount": 1,
-            "pSetLayouts": set_out,
-            "pushConstantRangeCount": 1 if has_count else 0,
-            "pPushConstantRanges": push_range if has_count else null,
+            "setLayoutCount": set_count,
+            "pSetLayouts": set_handles if set_count else null,
+            "pushConstantRangeCount": 1 if push_bytes else 0,
+            "pPushConstantRanges": push_range if push_bytes else null,
         },
     )
     layout_out = f.new("VkPipelineLayout*")
@@ -238,6 +343,7 @@ def _create(
         check(lib.vkCreatePipelineCache(device, cache_info, null, cache_out), "vkCreatePipelineCache")
         cache = track("VkPipelineCache", cache_out[0])
     name = f.new("char[]", package.entry_point.encode())
+    specialization, keep_alive = _specialization(package)
     pipeline_info = f.new(
         "VkComputePipelineCreateInfo*",
         {
@@ -247,6 +353,7 @@ def _create(
                 "stage": compute,
                 "module": shader,
                 "pName": name,
+                "pSpecializationInfo": specialization,
             },
             "layout": pipeline_layout,
             "basePipelineIndex": -1,
@@ -259,7 +366,7 @@ def _create(
         "compute pipeline",
     )
     pipeline = track("VkPipeline", pipeline_out[0])
-    del pipeline_info, name
+    del pipeline_info, name, specialization, keep_alive
     if known_cache_bytes is None:
         cache_bytes = call("vkGetPipelineCacheData", _cache_data_bytes, device, cache)
         lib.vkDestroyPipelineCache(device, cache, null)
@@ -268,7 +375,7 @@ def _create(
         cache_bytes = known_cache_bytes
     lib.vkDestroyShaderModule(device, shader, null)
     _forget(made, ledger, "VkShaderModule")
-    return pipeline, set_layout, pipeline_layout, cache_bytes
+    return pipeline, set_layouts, pipeline_layout, cache_bytes
 
 
 def _forget(made: list[tuple[str, Any]], ledger: Ledger, kind: str) -> None:
@@ -298,13 +405,20 @@ def _destroy_all(device: Any, made: list[tuple[str, Any]], ledger: Ledger) -> No
 
 
 def unload(program: VulkanProgram, ledger: Ledger) -> None:
-    device = program.context.device
+    """Drop the program's reference; the last one destroys the shared pipeline, its layout and set layouts."""
+    shared: SharedPipeline = program.shared
+    shared.users -= 1
+    if shared.users > 0:
+        return
+    context = program.context
+    if context.pipelines.get(shared.key) is shared:
+        del context.pipelines[shared.key]
     _destroy_all(
-        device,
+        context.device,
         [
-            ("VkDescriptorSetLayout", program.set_layout),
-            ("VkPipelineLayout", program.pipeline_layout),
-            ("VkPipeline", program.pipeline),
+            *(("VkDescriptorSetLayout", handle) for handle in shared.set_layouts),
+            ("VkPipelineLayout", shared.pipeline_layout),
+            ("VkPipeline", shared.pipeline),
         ],
         ledger,
     )

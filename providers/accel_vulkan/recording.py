@@ -1,8 +1,10 @@
 """Recorded dispatches and the per-context cache that lets a repeated submission resubmit one.
 
-A :class:`Recording` is one descriptor set written for one binding set plus
-one command buffer recorded for one (program, bindings, workgroup grid, push
-constant) — everything a submission hands to ``vkQueueSubmit``. Recording
+A :class:`Recording` is the descriptor sets (one per set the program uses)
+written for one binding set plus one command buffer recorded for one
+(program, bindings, workgroup grid, pushed count) — everything a submission
+hands to ``vkQueueSubmit``; the program's push-constant bytes are part of the
+program, so of the key. Recording
 one costs about 15 calls through the binding; resubmitting one costs one.
 
 Ownership: a recording is used by at most one event at a time. While an
@@ -18,7 +20,9 @@ buffer is destroyed, every one that names a program before the program is
 unloaded, and all of them before the context is destroyed — a cached
 command buffer or descriptor set never refers to a destroyed object. The
 cache is bounded (:data:`IDLE_PER_CONTEXT`, least recently used evicted
-first) and yields idle descriptor sets when the pool is full. The natives
+first) and yields idle descriptor sets when the pool is full (the pool holds
+``descriptor_sets_max`` recordings' worth of sets and descriptors; see
+:mod:`.context`). The natives
 are freed by :mod:`.submission`; this module only keeps the books.
 """
 
@@ -38,13 +42,14 @@ IDLE_PER_CONTEXT = 64
 
 @dataclass(eq=False)
 class Recording:
-    """A descriptor set + a recorded command buffer for one :func:`key_of` key."""
+    """Descriptor sets + a recorded command buffer for one :func:`key_of` key."""
 
     key: Hashable
     program: VulkanProgram
     buffers: tuple[VulkanBuffer, ...]
     command_buffer: Any
-    descriptor_set: Any
+    descriptor_sets: tuple[Any, ...]
+    """One per set in ``program.sets`` (none for a program without bindings)."""
     from_cache: bool = False
     """True when the current user took it from the cache (a rejected submission gives it back, not frees it)."""
     reusable: bool = True
@@ -121,12 +126,15 @@ class RecordingCache:
 
 def key_of(
     program: VulkanProgram,
-    native_bindings: tuple[tuple[int, VulkanBuffer, int, int], ...],
+    slot_bindings: tuple[tuple[int, VulkanBuffer, int, int], ...],
     groups: tuple[int, int, int],
     push: int | None,
 ) -> Hashable:
-    """The cache key: the program, each (native binding, buffer, offset, bytes), the grid and the pushed count."""
-    return (program, native_bindings, groups, push)
+    """The cache key: the program, each (slot, buffer, offset, bytes), the grid and the pushed count.
+
+    Slots, not native bindings: two slots may share a binding number in different sets.
+    """
+    return (program, slot_bindings, groups, push)
 
 
 @dataclass(frozen=True, slots=True)

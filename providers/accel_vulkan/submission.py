@@ -2,7 +2,11 @@
 
 Recording: :func:`acquire` takes an idle recording for exactly this
 dispatch from the context's :class:`~accel_vulkan.recording.RecordingCache`
-or records one (descriptor set + reusable command buffer); the event owns it
+or records one (one descriptor set per set the program uses, each binding
+written with its row's descriptor type, + a reusable command buffer that
+binds the pipeline and the sets, pushes the program's push-constant bytes —
+with the element count in bytes 0..4 when the package passes one — and
+dispatches); the event owns it
 until it is destroyed (:func:`release` gives it back or frees it;
 :func:`forget` frees those naming a buffer or program being released).
 Hand-over and the counter read call the loader directly through prebuilt
@@ -133,21 +137,23 @@ def dispatch_of(
 
 
 def _free(context: VulkanContext, recording: Recording, ledger: Ledger) -> None:
-    """Free a recording's command buffer and descriptor set (it is idle or its event is terminal)."""
+    """Free a recording's command buffer and descriptor sets (it is idle or its event is terminal)."""
     f = ffi()
     lib = vk().lib
     lib.vkFreeCommandBuffers(
         context.device, context.command_pool, 1, f.new("VkCommandBuffer[1]", [recording.command_buffer])
     )
     ledger.remove("VkCommandBuffer")
-    check(
-        lib.vkFreeDescriptorSets(
-            context.device, context.descriptor_pool, 1, f.new("VkDescriptorSet[1]", [recording.descriptor_set])
-        ),
-        "vkFreeDescriptorSets",
-    )
+    sets = recording.descriptor_sets
     context.descriptor_sets_live -= 1
-    ledger.remove("VkDescriptorSet")
+    if sets:
+        ledger.remove("VkDescriptorSet", len(sets))
+        check(
+            lib.vkFreeDescriptorSets(
+                context.device, context.descriptor_pool, len(sets), f.new("VkDescriptorSet[]", list(sets))
+            ),
+            "vkFreeDescriptorSets",
+        )
 
 
 def _free_all(context: VulkanContext, recordings: list[Recording], ledger: Ledger) -> None:
@@ -160,15 +166,55 @@ def plan_of(
 ) -> Plan:
     """The grid (:func:`dispatch_of`, which may refuse it) and the recording key of a validated binding set."""
     elements, groups = dispatch_of(program, bindings, description)
-    push = elements if program.package.dispatch.count_argument != NO_COUNT_ARGUMENT else None
-    index = program.native_index
+    push = elements if program.push_count else None
     key = key_of(
         program,
-        tuple((index[ref.slot], ref.buffer, ref.range.offset, ref.range.bytes) for ref in bindings),
+        tuple((ref.slot, ref.buffer, ref.range.offset, ref.range.bytes) for ref in bindings),
         groups,
         push,
     )
     return Plan(elements, groups, key)
+
+
+def check_ranges(
+    program: VulkanProgram, bindings: Sequence[BindingRef[VulkanBuffer]], description: PhysicalDescription
+) -> None:
+    """Each bound range against its descriptor type's device limits (INCOMPATIBLE naming the slot and the limit).
+
+    Storage rows: ``minStorageBufferOffsetAlignment``, ``maxStorageBufferRange``. Uniform rows: the buffer
+    was created with the uniform usage, ``minUniformBufferOffsetAlignment``, ``maxUniformBufferRange``,
+    and the range holds the module's uniform block (INVALID_ARGUMENT otherwise).
+    """
+    uniform = program.uniform
+    for ref in bindings:
+        offset, size = ref.range.offset, ref.range.bytes
+        block = uniform.get(ref.slot)
+        if block is None:
+            alignment, limit = description.min_storage_buffer_offset_alignment, description.max_storage_buffer_range
+            names = ("minStorageBufferOffsetAlignment", "maxStorageBufferRange")
+        else:
+            if not ref.buffer.can_uniform:
+                raise BackendError(
+                    ErrorKind.INCOMPATIBLE,
+                    f"slot {ref.slot} is a uniform buffer but the bound buffer was not created usable as one "
+                    "(this device's memory requirements for uniform buffers differ; see docs/vulkan.md)",
+                )
+            alignment, limit = description.min_uniform_buffer_offset_alignment, description.max_uniform_buffer_range
+            names = ("minUniformBufferOffsetAlignment", "maxUniformBufferRange")
+        if offset % alignment:
+            raise BackendError(
+                ErrorKind.INCOMPATIBLE,
+                f"slot {ref.slot}: range offset {offset} is not a multiple of the device's {names[0]} {alignment}",
+            )
+        if size > limit:
+            raise BackendError(
+                ErrorKind.INCOMPATIBLE, f"slot {ref.slot}: range of {size} bytes exceeds {names[1]} {limit}"
+            )
+        if block and size < block:
+            raise BackendError(
+                ErrorKind.INVALID_ARGUMENT,
+                f"slot {ref.slot}: range of {size} bytes is shorter than the module's {block}-byte uniform block",
+            )
 
 
 def acquire(
@@ -184,7 +230,7 @@ def acquire(
         oldest = cache.pop_oldest()
         if oldest is not None:
             _free(context, oldest, ledger)
-    push = plan.elements if program.package.dispatch.count_argument != NO_COUNT_ARGUMENT else None
+    push = plan.elements if program.push_count else None
     return _record(context, program, bindings, plan.key, push, plan.groups, ledger)
 
 
@@ -197,27 +243,30 @@ def _record(
     groups: tuple[int, int, int],
     ledger: Ledger,
 ) -> Recording:
-    """Allocate a descriptor set and a command buffer, write and record them (reusable: no ONE_TIME_SUBMIT)."""
+    """Allocate the descriptor sets and a command buffer, write and record them (reusable: no ONE_TIME_SUBMIT)."""
     binding = vk()
     f = ffi()
     lib = binding.lib
     null = f.NULL
     device = context.device
     compute = binding.VK_PIPELINE_BIND_POINT_COMPUTE
-    sets = f.new("VkDescriptorSet[1]")
-    set_alloc = f.new(
-        "VkDescriptorSetAllocateInfo*",
-        {
-            "sType": binding.VK_STRUCTURE_TYPE_DESCRIPTOR_SET_ALLOCATE_INFO,
-            "descriptorPool": context.descriptor_pool,
-            "descriptorSetCount": 1,
-            "pSetLayouts": f.new("VkDescriptorSetLayout[1]", [program.set_layout]),
-        },
-    )
-    check(lib.vkAllocateDescriptorSets(device, set_alloc, sets), "vkAllocateDescriptorSets")
-    descriptor_set = sets[0]
+    numbers = program.sets
+    layouts = program.shared.set_layouts
+    sets = f.new("VkDescriptorSet[]", max(len(numbers), 1))
+    if numbers:
+        set_alloc = f.new(
+            "VkDescriptorSetAllocateInfo*",
+            {
+                "sType": binding.VK_STRUCTURE_TYPE_DESCRIPTOR_SET_ALLOCATE_INFO,
+                "descriptorPool": context.descriptor_pool,
+                "descriptorSetCount": len(numbers),
+                "pSetLayouts": f.new("VkDescriptorSetLayout[]", [layouts[n] for n in numbers]),
+            },
+        )
+        check(lib.vkAllocateDescriptorSets(device, set_alloc, sets), "vkAllocateDescriptorSets")
+        ledger.add("VkDescriptorSet", len(numbers))
     context.descriptor_sets_live += 1
-    ledger.add("VkDescriptorSet")
+    position_of = {number: position for position, number in enumerate(numbers)}
     command_buffers = f.new("VkCommandBuffer[1]")
     allocated = False
     try:
@@ -227,16 +276,20 @@ def _record(
             [{"buffer": ref.buffer.buffer, "offset": ref.range.offset, "range": ref.range.bytes} for ref in bindings],
         )
         index = program.native_index
+        set_of = program.set_of
+        uniform = program.uniform
+        storage_type = binding.VK_DESCRIPTOR_TYPE_STORAGE_BUFFER
+        uniform_type = binding.VK_DESCRIPTOR_TYPE_UNIFORM_BUFFER
         writes = f.new(
             "VkWriteDescriptorSet[]",
             [
                 {
                     "sType": binding.VK_STRUCTURE_TYPE_WRITE_DESCRIPTOR_SET,
-                    "dstSet": descriptor_set,
+                    "dstSet": sets[position_of[set_of[ref.slot]]],
                     "dstBinding": index[ref.slot],
                     "dstArrayElement": 0,
                     "descriptorCount": 1,
-                    "descriptorType": binding.VK_DESCRIPTOR_TYPE_STORAGE_BUFFER,
+                    "descriptorType": uniform_type if ref.slot in uniform else storage_type,
                     "pBufferInfo": infos + position,
                 }
                 for position, ref in enumerate(bindings)
@@ -260,15 +313,21 @@ def _record(
         begin = f.new("VkCommandBufferBeginInfo*", {"sType": binding.VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO})
         check(lib.vkBeginCommandBuffer(command_buffer, begin), "vkBeginCommandBuffer")
         lib.vkCmdBindPipeline(command_buffer, compute, program.pipeline)
-        lib.vkCmdBindDescriptorSets(command_buffer, compute, program.pipeline_layout, 0, 1, sets, 0, null)
-        if push is not None:
+        for position, number in enumerate(numbers):
+            lib.vkCmdBindDescriptorSets(
+                command_buffer, compute, program.pipeline_layout, number, 1, sets + position, 0, null
+            )
+        if program.push:
+            data = bytearray(program.push)
+            if push is not None:
+                data[0:4] = push.to_bytes(4, "little")
             lib.vkCmdPushConstants(
                 command_buffer,
                 program.pipeline_layout,
                 binding.VK_SHADER_STAGE_COMPUTE_BIT,
                 0,
-                4,
-                f.new("uint32_t*", push),
+                len(data),
+                f.new("char[]", bytes(data)),
             )
         # Host writes and earlier transfers are visible to the shader; its writes become visible to the host
         # and to later transfers once the semaphore signal is observed.
@@ -277,7 +336,9 @@ def _record(
             {
                 "sType": binding.VK_STRUCTURE_TYPE_MEMORY_BARRIER,
                 "srcAccessMask": binding.VK_ACCESS_HOST_WRITE_BIT | binding.VK_ACCESS_TRANSFER_WRITE_BIT,
-                "dstAccessMask": binding.VK_ACCESS_SHADER_READ_BIT | binding.VK_ACCESS_SHADER_WRITE_BIT,
+                "dstAccessMask": binding.VK_ACCESS_SHADER_READ_BIT
+                | binding.VK_ACCESS_SHADER_WRITE_BIT
+                | (binding.VK_ACCESS_UNIFORM_READ_BIT if uniform else 0),
             },
         )
         lib.vkCmdPipelineBarrier(
@@ -318,16 +379,17 @@ def _record(
         if allocated:
             lib.vkFreeCommandBuffers(device, context.command_pool, 1, command_buffers)
             ledger.remove("VkCommandBuffer")
-        lib.vkFreeDescriptorSets(device, context.descriptor_pool, 1, sets)
+        if numbers:
+            lib.vkFreeDescriptorSets(device, context.descriptor_pool, len(numbers), sets)
+            ledger.remove("VkDescriptorSet", len(numbers))
         context.descriptor_sets_live -= 1
-        ledger.remove("VkDescriptorSet")
         raise
     return Recording(
         key=key,
         program=program,
         buffers=tuple(ref.buffer for ref in bindings),
         command_buffer=command_buffer,
-        descriptor_set=descriptor_set,
+        descriptor_sets=tuple(sets[position] for position in range(len(numbers))),
     )
 
 

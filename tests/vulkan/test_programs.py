@@ -14,7 +14,15 @@ from accel_vulkan.pipeline import HOST_RECORD_BYTES
 
 from accelcore import AccessMode, ArtifactRef, ErrorKind, MemorySource, PatternSource, TargetIdentity
 from accelcore.corpus import KERNELS, load_package
-from accelcore.package import Dispatch, DispatchKind, KernelPackage, ModuleKind, PackageBinding, format_for
+from accelcore.package import (
+    DescriptorType,
+    Dispatch,
+    DispatchKind,
+    KernelPackage,
+    ModuleKind,
+    PackageBinding,
+    format_for,
+)
 from accelcore.package_codec import parse_package, write_package
 
 from .conftest import VK, artifact
@@ -70,7 +78,8 @@ def test_resident_bytes_is_enforced(rig: Any, raises_kind: Any) -> None:
     with raises_kind(ErrorKind.RESOURCE_LIMIT):
         rig.load(raw, resident_bytes=program.resident_bytes - 1)
     assert rig.load(raw, resident_bytes=program.resident_bytes).resident_bytes == program.resident_bytes
-    assert rig.accel.live_resources()["VkPipeline"] == 2
+    assert rig.accel.live_resources()["VkPipeline"] == 1  # the two programs share one pipeline
+    assert rig.context.pipelines_created == 1
 
 
 def test_artifact_limits_and_formats(rig: Any, raises_kind: Any) -> None:
@@ -112,17 +121,34 @@ def test_opencl_flavoured_spirv_is_unsupported(rig: Any, raises_kind: Any) -> No
     assert "OpenCL" in info.value.message
 
 
-def test_uniform_buffer_descriptor_is_unsupported(rig: Any, raises_kind: Any, compile_glsl: Any) -> None:
+def test_a_uniform_buffer_described_as_a_storage_row_is_incompatible(
+    rig: Any, raises_kind: Any, compile_glsl: Any
+) -> None:
     module = compile_glsl(
         """#version 450
         layout(local_size_x = 64) in;
-        layout(set = 0, binding = 0) uniform U { uint v[4]; } u;
+        layout(set = 0, binding = 0) uniform U { uvec4 v[4]; } u;
         layout(set = 0, binding = 1) writeonly buffer O { uint v[]; } o;
-        void main() { o.v[gl_GlobalInvocationID.x] = u.v[0]; }"""
+        void main() { o.v[gl_GlobalInvocationID.x] = u.v[0].x; }"""
+    )
+    with raises_kind(ErrorKind.INCOMPATIBLE) as info:
+        rig.load(_package(module, (PackageBinding(0, 0, R), PackageBinding(1, 1, W)), count=False))
+    assert "STORAGE_BUFFER row" in info.value.message and "uniform_buffer" in info.value.message
+    uniform = PackageBinding(0, 0, R, 4, descriptor_type=DescriptorType.UNIFORM_BUFFER)
+    rig.load(_package(module, (uniform, PackageBinding(1, 1, W)), count=False))  # described as one, it loads
+
+
+def test_an_image_descriptor_is_unsupported(rig: Any, raises_kind: Any, compile_glsl: Any) -> None:
+    module = compile_glsl(
+        """#version 450
+        layout(local_size_x = 64) in;
+        layout(set = 0, binding = 0, r32ui) uniform readonly uimageBuffer img;
+        layout(set = 0, binding = 1) writeonly buffer O { uint v[]; } o;
+        void main() { o.v[gl_GlobalInvocationID.x] = imageLoad(img, 0).x; }"""
     )
     with raises_kind(ErrorKind.UNSUPPORTED) as info:
         rig.load(_package(module, (PackageBinding(0, 0, R), PackageBinding(1, 1, W)), count=False))
-    assert "uniform_buffer" in info.value.message
+    assert "storage_texel_buffer" in info.value.message
 
 
 def test_wide_push_constants_contradict_the_count_convention(rig: Any, raises_kind: Any, compile_glsl: Any) -> None:

@@ -89,7 +89,8 @@ def checks(monkeypatch: pytest.MonkeyPatch) -> Iterator[list[bytes]]:
         return real(pkg, *args)
 
     monkeypatch.setattr(module_check, "check_module", counting)
-    monkeypatch.setattr(module_check, "_checked", set())
+    monkeypatch.setattr(module_check, "_checked", {})
+    monkeypatch.setattr(module_check, "_inspected", {})
     monkeypatch.setattr(pipeline, "_sizes", type(pipeline._sizes)())
     yield seen
 
