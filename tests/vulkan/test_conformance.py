@@ -19,6 +19,7 @@ VULKAN_CASES = {
     "vulkan.queues-independent",
     "vulkan.validation-clean",
     "vulkan.long-loop",
+    "vulkan.kernel-arguments",
 }
 EXPECTED = load_expectations(Path(__file__).resolve().parents[2] / "conformance" / "expected-failures.toml")
 """The known driver bugs `make run` also passes to `accel conformance --expect` (one list for both)."""
