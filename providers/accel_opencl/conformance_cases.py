@@ -11,6 +11,12 @@
 * ``opencl.corpus-numpy`` - every corpus kernel's OpenCL C package matches
   its numpy reference: integers bit-exact, floats within the ulp bound the
   corpus states per kernel (saxpy 1 ulp, matmul exact by construction).
+* ``opencl.long-loop`` - 100,000-iteration loops run to the end.
+* ``opencl.kernel-arguments`` - version-2 packages built with ``pack_module``:
+  float, int and float4 by-value arguments, a ``__local`` scratch reduction,
+  a 2-D GLOBAL gemm with alpha/beta, a 1-D GLOBAL size that is not a
+  multiple of 64 with the driver choosing the local size - all exact against
+  numpy - and an 8-byte value for an ``int`` argument refused at load.
 """
 
 from __future__ import annotations
@@ -19,6 +25,7 @@ import dataclasses
 from typing import Any
 
 from accelcore import (
+    AccessMode,
     ArtifactRef,
     BackendError,
     BindingRef,
@@ -32,8 +39,17 @@ from accelcore import (
     TargetIdentity,
 )
 from accelcore.conformance.case import CaseContext, ConformanceCase, FixtureBuffer, Session, describe_exception
-from accelcore.package import KernelPackage, ModuleKind, format_for
+from accelcore.package import (
+    Dispatch,
+    DispatchKind,
+    KernelArgument,
+    KernelPackage,
+    ModuleKind,
+    PackageBinding,
+    format_for,
+)
 from accelcore.package_codec import parse_package, write_package
+from accelcore.values import ScalarType, ValueType
 
 __all__ = ["opencl_cases"]
 
@@ -231,6 +247,208 @@ def long_loop(ctx: CaseContext) -> None:
     ctx.check(problem is None, f"{LONG_LOOP_ITERATIONS} iterations: {problem}")
 
 
+_AXPB = b"""
+__kernel void axpb(__global const float *x, __global float *y, const uint n, float a, int b, float4 v) {
+    uint i = (uint)get_global_id(0);
+    if (i < n) { y[i] = a * x[i] + (float)b + v.x + v.y * v.z - v.w; }
+}
+"""
+_GROUP_SUM = b"""
+__kernel void group_sum(__global const uint *in, __global uint *out, const uint n, __local uint *scratch) {
+    uint lid = (uint)get_local_id(0), gid = (uint)get_global_id(0);
+    scratch[lid] = gid < n ? in[gid] : 0u;
+    barrier(CLK_LOCAL_MEM_FENCE);
+    for (uint stride = (uint)get_local_size(0) / 2u; stride > 0u; stride >>= 1) {
+        if (lid < stride) { scratch[lid] += scratch[lid + stride]; }
+        barrier(CLK_LOCAL_MEM_FENCE);
+    }
+    if (lid == 0u) { out[get_group_id(0)] = scratch[0]; }
+}
+"""
+_GEMM = b"""
+__kernel void gemm(__global const float *A, __global const float *B, __global float *C,
+                   const uint M, const uint N, const uint K, float alpha, float beta) {
+    uint col = (uint)get_global_id(0), row = (uint)get_global_id(1);
+    if (row >= M || col >= N) { return; }
+    float acc = 0.0f;
+    for (uint k = 0; k < K; ++k) { acc += A[row * K + k] * B[k * N + col]; }
+    C[row * N + col] = alpha * acc + beta * C[row * N + col];
+}
+"""
+_STAMP = b"""
+__kernel void stamp(__global uint *out, uint base) {
+    size_t i = get_global_id(0);
+    out[i] = base + (uint)i;
+}
+"""
+_SENTINEL_WORD = 0xA5A5A5A5
+
+
+def _run_packed(
+    session: Session,
+    context: Any,
+    queue: Any,
+    pkg: KernelPackage,
+    slots: dict[int, tuple[bytes, AccessMode]],
+    domain: MemoryDomain,
+    what: str,
+) -> dict[int, bytes] | str:
+    """Load ``pkg``, bind one buffer per slot (initial bytes, access), run once; every slot's bytes, or a problem."""
+    try:
+        program = session.load_program(context, _artifact(pkg, _ANY_KERNEL_RESIDENT))
+    except BackendError as exc:
+        return f"{what}: the load failed: {describe_exception(exc)}"
+    buffers = {}
+    bindings = []
+    for slot, (data, access) in slots.items():
+        usage = BufferUsage.for_access(access) | BufferUsage.TRANSFER_SOURCE | BufferUsage.TRANSFER_DESTINATION
+        buffer = session.allocate_buffer(context, BufferDesc(len(data), 16, domain, usage)).buffer
+        session.write(buffer, data)
+        buffers[slot] = buffer
+        bindings.append(BindingRef(slot, buffer, BufferRange(0, len(data)), access))
+    event = session.submit(queue, program, bindings)
+    state = session.wait_terminal(event, what=what)
+    result: dict[int, bytes] | str
+    if state != EventState.COMPLETE:
+        result = f"{what}: ended {state}"
+    else:
+        result = {slot: session.read(buffer, len(slots[slot][0])) for slot, buffer in buffers.items()}
+    session.destroy_event(event)
+    for buffer in buffers.values():
+        session.free_buffer(buffer)
+    session.unload_program(program)
+    return result
+
+
+def _axpb_expected(x: Any, a: float, b: int, v: tuple[float, float, float, float]) -> Any:
+    import numpy as np
+
+    f = np.float32
+    return (f(a) * x + f(b) + f(v[0]) + f(v[1]) * f(v[2]) - f(v[3])).astype(np.float32)
+
+
+def _argument_checks(session: Session, context: Any, queue: Any, domain: MemoryDomain) -> list[str]:
+    """Each kernel of ``opencl.kernel-arguments`` against numpy; the problems found."""
+    import numpy as np
+
+    from accelcore.pack import pack_module
+
+    problems: list[str] = []
+    read, write, rw = AccessMode.READ, AccessMode.WRITE, AccessMode.READ_WRITE
+
+    def run(pkg: KernelPackage, slots: dict[int, tuple[bytes, AccessMode]], what: str) -> dict[int, bytes] | None:
+        out = _run_packed(session, context, queue, pkg, slots, domain, what)
+        if isinstance(out, str):
+            problems.append(out)
+            return None
+        return out
+
+    def same(what: str, got: bytes, expected: Any) -> None:
+        found = np.frombuffer(got, dtype=expected.dtype).reshape(expected.shape)
+        if not np.array_equal(found, expected):
+            bad = int(np.flatnonzero(found.reshape(-1) != expected.reshape(-1))[0])
+            problems.append(
+                f"{what}: element {bad} is {found.reshape(-1)[bad]!r}, numpy says {expected.reshape(-1)[bad]!r}"
+            )
+
+    # float, int and float4 by value; FROM_BINDING, the driver chooses the local size.
+    n = 1000
+    x = (np.arange(n, dtype=np.float32) - 500) * np.float32(0.25)  # quarters: every result is exact in f32
+    v = (0.5, 2.0, 0.25, 1.0)
+    axpb = pack_module(
+        _AXPB,
+        arguments={"a": 2.5, "b": -3, "v": v},
+        count_argument="n",
+        dispatch=Dispatch(DispatchKind.FROM_BINDING, slot=1),
+        bindings=(PackageBinding(0, 0, read), PackageBinding(1, 1, write)),
+    )
+    out = run(axpb, {0: (x.tobytes(), read), 1: (bytes(4 * n), write)}, "axpb (float a, int b, float4 v)")
+    if out is not None:
+        same("axpb", out[1], _axpb_expected(x, 2.5, -3, v))
+
+    # A __local scratch argument: a work-group reduction over 64-item groups.
+    data = (np.arange(n, dtype=np.uint64) * 2654435761 % 100003).astype(np.uint32)
+    groups = -(-n // 64)
+    group_sum = pack_module(
+        _GROUP_SUM,
+        local_memory={"scratch": 64 * 4},
+        local_size=(64, 1, 1),
+        count_argument="n",
+        dispatch=Dispatch(DispatchKind.FROM_BINDING, slot=0),
+        bindings=(PackageBinding(0, 0, read), PackageBinding(1, 1, write)),
+    )
+    out = run(group_sum, {0: (data.tobytes(), read), 1: (bytes(4 * groups), write)}, "group_sum (__local scratch)")
+    if out is not None:
+        padded = np.zeros(groups * 64, np.uint64)
+        padded[:n] = data
+        same("group_sum", out[1], (padded.reshape(groups, 64).sum(axis=1) % (1 << 32)).astype(np.uint32))
+
+    # A 2-D GLOBAL dispatch: C = alpha * A @ B + beta * C (quarters: exact in any summation order).
+    m, cols, k = 24, 40, 16
+    rng = np.random.default_rng(11)
+    a_m = (rng.integers(-8, 9, (m, k)) / 4).astype(np.float32)
+    b_m = (rng.integers(-8, 9, (k, cols)) / 4).astype(np.float32)
+    c_m = (rng.integers(-8, 9, (m, cols)) / 4).astype(np.float32)
+    gemm = pack_module(
+        _GEMM,
+        arguments={"M": m, "N": cols, "K": k, "alpha": 0.5, "beta": -2.0},
+        global_size=(cols, m),
+        local_size=(8, 8, 1),
+        bindings=(PackageBinding(0, 0, read), PackageBinding(1, 1, read), PackageBinding(2, 2, rw)),
+    )
+    out = run(
+        gemm,
+        {0: (a_m.tobytes(), read), 1: (b_m.tobytes(), read), 2: (c_m.tobytes(), rw)},
+        "gemm (2-D GLOBAL, alpha/beta)",
+    )
+    if out is not None:
+        same("gemm", out[2], (np.float32(0.5) * (a_m @ b_m) + np.float32(-2.0) * c_m).astype(np.float32))
+
+    # A 1-D GLOBAL size that is not a multiple of 64, the driver choosing the local size: exactly
+    # 1000 work-items (the kernel has no bounds check; the words after them keep the sentinel).
+    stamp = pack_module(_STAMP, arguments={"base": 7}, global_size=1000, bindings=(PackageBinding(0, 0, write),))
+    sentinel = np.full(1064, _SENTINEL_WORD, np.uint32)
+    out = run(stamp, {0: (sentinel.tobytes(), write)}, "stamp (GLOBAL 1000, any local size)")
+    if out is not None:
+        expected = sentinel.copy()
+        expected[:1000] = 7 + np.arange(1000, dtype=np.uint32)
+        same("stamp", out[0], expected)
+
+    # The mismatch: an 8-byte value for `int b` (pack_module refuses it; a package can still carry it).
+    wrong = dataclasses.replace(
+        axpb,
+        arguments=tuple(
+            KernelArgument.value(4, ValueType(ScalarType.I64), (-3).to_bytes(8, "little", signed=True))
+            if argument.index == 4
+            else argument
+            for argument in axpb.arguments
+        ),
+    )
+    try:
+        program = session.load_program(context, _artifact(wrong, _ANY_KERNEL_RESIDENT))
+    except BackendError as exc:
+        if exc.kind not in (ErrorKind.INCOMPATIBLE, ErrorKind.INVALID_ARGUMENT) or "argument 4" not in exc.message:
+            problems.append(
+                f"an i64 value for `int b` (argument 4): expected INCOMPATIBLE or INVALID_ARGUMENT naming "
+                f"argument 4, got {exc.kind.name} ({exc.message[:300]})"
+            )
+    else:
+        session.unload_program(program)
+        problems.append("an i64 value for `int b` (argument 4) was loaded; it must be refused")
+    return problems
+
+
+def kernel_arguments(ctx: CaseContext) -> None:
+    session = ctx.open()
+    context = session.create_context()
+    queue = session.create_queue(context)
+    domain = ctx.target.fixtures[0].domain if ctx.target.fixtures else MemoryDomain.HOST
+    problems = _argument_checks(session, context, queue, domain)
+    session.destroy_queue(queue)
+    session.destroy_context(context)
+    ctx.check(not problems, "; ".join(problems))
+
+
 def opencl_cases() -> tuple[ConformanceCase, ...]:
     """The OpenCL provider's extra cases (stable ids)."""
     return (
@@ -245,4 +463,9 @@ def opencl_cases() -> tuple[ConformanceCase, ...]:
         ),
         ConformanceCase("opencl.corpus-numpy", corpus_numpy, description="corpus kernels vs numpy references"),
         ConformanceCase("opencl.long-loop", long_loop, description="100,000-iteration loops run to the end"),
+        ConformanceCase(
+            "opencl.kernel-arguments",
+            kernel_arguments,
+            description="by-value, vector and __local arguments, GLOBAL dispatches vs numpy; a type mismatch refused",
+        ),
     )
