@@ -89,22 +89,26 @@ def test_values_are_per_program_and_submit_does_not_reset_them(rig: Any) -> None
 
 
 def test_a_reload_with_other_values_does_not_recompile(rig: Any, monkeypatch: pytest.MonkeyPatch) -> None:
-    compiles: list[str] = []
+    """The binary cache key is (source, options, entry point): values are not in it."""
+    builds: list[str] = []
     real = programs.ProgramLoader._build_native
 
     def counting(self: Any, native: Any, options: str, what: str) -> None:
-        compiles.append(what)
+        builds.append(what)
         real(self, native, options, what)
 
     monkeypatch.setattr(programs.ProgramLoader, "_build_native", counting)
     options = f"-DRELOAD_PROBE={id(rig)}"
     first = rig.load(axpb_package(a=1.0, options=options))
+    assert not first.from_cache
+    builds.clear()
     second = rig.load(axpb_package(a=3.0, b=5, v=(1.0, 1.0, 1.0, 1.0), options=options))
-    assert not first.from_cache and second.from_cache
-    assert compiles.count("OpenCL C source") == 1, compiles
-    assert second.binary == first.binary
+    assert second.from_cache and second.binary == first.binary
+    assert "OpenCL C source" not in builds, builds  # the second load compiled nothing
     x, y = _run_axpb(rig, second)
     assert np.array_equal(y, axpb_expected(x, 3.0, 5, (1.0, 1.0, 1.0, 1.0)))
+    _, y = _run_axpb(rig, first)
+    assert np.array_equal(y, axpb_expected(x, 1.0, -3, (0.5, 2.0, 0.25, 1.0)))
 
 
 REDUCE_SOURCE = """
