@@ -21,7 +21,9 @@ structure, not semantics: run ``spirv-val`` for full validation.
 Types are described neutrally by :class:`SpirvType` (one shared object per
 type id within a module; equality and hashing are structural and cost O(1);
 ``repr`` is shallow), so walking them is the caller's job: recurse with a memo
-keyed by ``id``, never by expanding the tree.
+keyed by ``id``, never by expanding the tree. Sizes and offsets follow the
+explicit layout decorations in Vulkan modules and the OpenCL C ABI
+(``sizeof``/``offsetof``) in OpenCL modules.
 
 Capability helpers (:func:`check_capabilities`, :func:`vulkan_supported_capabilities`,
 :func:`opencl_supported_capabilities`) let a provider refuse a module that
@@ -127,6 +129,7 @@ _DEC_BUFFER_BLOCK = 3
 _DEC_ARRAY_STRIDE = 6
 _DEC_MATRIX_STRIDE = 7
 _DEC_ROW_MAJOR = 4
+_DEC_CPACKED = 10
 _DEC_BUILTIN = 11
 _DEC_NON_WRITABLE = 24
 _DEC_NON_READABLE = 25
@@ -134,6 +137,7 @@ _DEC_BINDING = 33
 _DEC_DESCRIPTOR_SET = 34
 _DEC_OFFSET = 35
 _DEC_FUNC_PARAM_ATTR = 38
+_FUNC_PARAM_BYVAL = 2
 _FUNC_PARAM_NO_WRITE = 6
 _BUILTIN_WORKGROUP_SIZE = 25
 
@@ -267,14 +271,19 @@ class SpirvType:
     constant, and for runtime arrays). ``stride`` is the ``ArrayStride``
     decoration of an array type (None when undecorated; ``MatrixStride`` is a
     member decoration, see :class:`StructMember`). ``members`` are a
-    struct's members. ``size`` is the byte size under the module's explicit
-    layout (``Offset``/``ArrayStride``/``MatrixStride``): scalars width/8,
-    vectors lanes * component, arrays length * (stride or element size),
-    structs the end of their last-ending member; None when any of that is
-    missing (OpenCL structs carry no ``Offset``), for bools, runtime arrays and
-    ``other``, and past 2**64. Pointers have ``storage_class`` and the id of
-    their pointee in ``pointee_id`` (never followed, so pointer cycles are fine),
-    and size 8 (4 under the Physical32 addressing model). ``id`` is the type's
+    struct's members. ``size`` is the byte size: in Vulkan modules under the
+    explicit layout (``Offset``/``ArrayStride``/``MatrixStride``): scalars
+    width/8, vectors lanes * component, arrays length * (stride or element
+    size), structs the end of their last-ending member; in OpenCL modules
+    (where ``Offset`` needs Shader and never appears) under the OpenCL C ABI:
+    scalars and vectors aligned to their size, 3-lane vectors sized and
+    aligned as 4 lanes, arrays length * element size, structs with naturally
+    aligned members rounded up to their widest member (``CPacked``: no
+    padding), i.e. ``sizeof`` of the OpenCL C type. None when any of that is
+    missing, for bools, runtime arrays and ``other``, and past 2**64.
+    Pointers have ``storage_class`` and the id of their pointee in
+    ``pointee_id`` (never followed, so pointer cycles are fine), and size 8
+    (4 under the Physical32 addressing model). ``id`` is the type's
     result id.
 
     Equality and hashing are structural (every field, members recursively,
@@ -443,8 +452,9 @@ class StructMember:
     """One member of a struct :class:`SpirvType`.
 
     ``name`` from OpMemberName, ``offset`` from the ``Offset`` member
-    decoration (None when undecorated), ``matrix_stride`` / ``row_major`` from
-    ``MatrixStride`` / ``RowMajor`` (they describe a matrix member, or the
+    decoration (None when undecorated) in Vulkan modules, the OpenCL C ABI
+    offset (``offsetof``) in OpenCL modules (None when not computable),
+    ``matrix_stride`` / ``row_major`` from ``MatrixStride`` / ``RowMajor`` (they describe a matrix member, or the
     matrices inside an array member). A matrix member with a ``MatrixStride``
     takes stride * columns bytes (* rows when row-major) in the struct's size.
     """
@@ -511,8 +521,12 @@ class KernelParameter:
     or None for a by-value argument; ``value_bytes`` the size of the pointee
     (pointers) or the value (by-value), None when not computable;
     ``no_write`` is FuncParamAttr NoWrite. ``name`` is the OpName of the
-    OpFunctionParameter (clang/llvm-spirv emit the source names), ``type`` the
-    :class:`SpirvType` of the pointee (pointers) or of the value (by-value).
+    OpFunctionParameter (llvm-spirv emits the source names when clang ran
+    with ``-cl-kernel-arg-info`` or ``-fno-discard-value-names``; None
+    otherwise), ``type`` the :class:`SpirvType` of the pointee (pointers) or
+    of the value (by-value). ``byval`` is FuncParamAttr ByVal: a ``Function``
+    pointer standing for a struct passed by value (llvm-spirv's form of
+    ``kernel void k(S s)``), whose bytes are ``value_bytes``.
     """
 
     index: int
@@ -522,6 +536,7 @@ class KernelParameter:
     no_write: bool
     name: str | None = None
     type: SpirvType | None = None
+    byval: bool = False
 
     @property
     def is_global_buffer(self) -> bool:
@@ -902,10 +917,12 @@ class _Types:
     forward-pointer cycles are fine.
     """
 
-    def __init__(self, module: _Module, limit: int, pointer_bytes: int) -> None:
+    def __init__(self, module: _Module, limit: int, pointer_bytes: int, c_layout: bool = False) -> None:
         self.module = module
         self.limit = limit
         self.pointer_bytes = pointer_bytes
+        self.c_layout = c_layout
+        self.align: dict[int, int | None] = {}  # OpenCL C alignment per built type id (c_layout only)
         self.steps = 0
         self.done: dict[int, SpirvType] = {}
         self.state: dict[int, int] = {}
@@ -957,8 +974,14 @@ class _Types:
         return done[root]
 
     def _build(self, type_id: int) -> SpirvType:
-        """The SpirvType of ``type_id``, whose children are all in ``done``."""
-        module, done = self.module, self.done
+        """The SpirvType of ``type_id``, whose children are all in ``done`` (and ``align``)."""
+        built = self._build_type(type_id)
+        if self.c_layout:
+            self.align.setdefault(type_id, None)
+        return built
+
+    def _build_type(self, type_id: int) -> SpirvType:
+        module, done, c_layout, align = self.module, self.done, self.c_layout, self.align
         entry = module.types.get(type_id)
         if entry is None:
             return SpirvType(KIND_OTHER, type_id)
@@ -968,46 +991,70 @@ class _Types:
         if opcode in (_OP_TYPE_INT, _OP_TYPE_FLOAT) and ops:
             width = ops[0]
             size = width // 8 if width and width % 8 == 0 else None
+            align[type_id] = size
             if opcode == _OP_TYPE_FLOAT:
                 return SpirvType(KIND_FLOAT, type_id, width=width, size=size)
             return SpirvType(KIND_INT, type_id, width=width, signed=len(ops) > 1 and ops[1] == 1, size=size)
         if opcode in (_OP_TYPE_VECTOR, _OP_TYPE_MATRIX) and len(ops) >= 2:
             component = done[ops[0]]
-            size = _capped(None if component.size is None else component.size * ops[1])
             kind = KIND_VECTOR if opcode == _OP_TYPE_VECTOR else KIND_MATRIX
+            lanes = 4 if c_layout and kind == KIND_VECTOR and ops[1] == 3 else ops[1]  # OpenCL: 3-vectors are 4
+            size = _capped(None if component.size is None else component.size * lanes)
+            if c_layout:
+                align[type_id] = size if kind == KIND_VECTOR else align.get(ops[0])
             return SpirvType(kind, type_id, component=component, count=ops[1], size=size)
         if opcode == _OP_TYPE_ARRAY and len(ops) >= 2:
             component = done[ops[0]]
             length = module.constants.get(ops[1])
             stride = module.value(type_id, _DEC_ARRAY_STRIDE)
-            step = stride or component.size
+            step = component.size if c_layout else stride or component.size
             size = _capped(None if length is None or step is None else length * step)
+            align[type_id] = align.get(ops[0])
             return SpirvType(KIND_ARRAY, type_id, component=component, count=length, stride=stride, size=size)
         if opcode == _OP_TYPE_RUNTIME_ARRAY and ops:
             stride = module.value(type_id, _DEC_ARRAY_STRIDE)
             return SpirvType(KIND_RUNTIME_ARRAY, type_id, component=done[ops[0]], stride=stride)
         if opcode == _OP_TYPE_STRUCT:
-            members = []
-            end: int | None = 0
-            for index, member_type in enumerate(ops):
-                member = StructMember(
-                    name=module.member_names.get((type_id, index)),
-                    offset=module.member_value(type_id, index, _DEC_OFFSET),
-                    type=done[member_type],
-                    matrix_stride=module.member_value(type_id, index, _DEC_MATRIX_STRIDE),
-                    row_major=module.member_has(type_id, index, _DEC_ROW_MAJOR),
-                )
-                members.append(member)
-                size = _member_bytes(member)
-                if end is not None:
-                    end = None if size is None or member.offset is None else max(end, member.offset + size)
-            return SpirvType(KIND_STRUCT, type_id, members=tuple(members), size=_capped(end))
+            return self._struct(type_id, ops)
         if opcode == _OP_TYPE_POINTER and len(ops) >= 2:
+            align[type_id] = self.pointer_bytes
             return SpirvType(KIND_POINTER, type_id, storage_class=ops[0], pointee_id=ops[1], size=self.pointer_bytes)
         return SpirvType(KIND_OTHER, type_id)
 
-    def size(self, type_id: int) -> int | None:
-        return self.get(type_id).size
+    def _struct(self, type_id: int, ops: array[int]) -> SpirvType:
+        """A struct under explicit layout (Offset decorations) or, for OpenCL, the OpenCL C ABI layout."""
+        module, done = self.module, self.done
+        packed = module.has(type_id, _DEC_CPACKED)
+        members = []
+        end: int | None = 0
+        widest = 1
+        for index, member_type in enumerate(ops):
+            member_spirv = done[member_type]
+            if self.c_layout:
+                member_align = 1 if packed else self.align.get(member_type)
+                if end is None or not member_align or member_spirv.size is None:  # 0: a 0-lane vector
+                    offset, end = None, None
+                else:
+                    offset = -(-end // member_align) * member_align
+                    end = offset + member_spirv.size
+                    widest = max(widest, member_align)
+            else:
+                offset = module.member_value(type_id, index, _DEC_OFFSET)
+            member = StructMember(
+                name=module.member_names.get((type_id, index)),
+                offset=offset,
+                type=member_spirv,
+                matrix_stride=module.member_value(type_id, index, _DEC_MATRIX_STRIDE),
+                row_major=module.member_has(type_id, index, _DEC_ROW_MAJOR),
+            )
+            members.append(member)
+            if not self.c_layout and end is not None:
+                size = _member_bytes(member)
+                end = None if size is None or offset is None else max(end, offset + size)
+        if self.c_layout:
+            self.align[type_id] = None if end is None else widest
+            end = None if end is None else -(-end // widest) * widest
+        return SpirvType(KIND_STRUCT, type_id, members=tuple(members), size=_capped(end))
 
 
 def _capped(size: int | None) -> int | None:
@@ -1150,12 +1197,18 @@ def _parameters(module: _Module, types: _Types, function: int) -> tuple[KernelPa
             value_type = types.get(entry[1][1])
         else:
             value_type = types.get(type_id)
-        no_write = any(
-            d == _DEC_FUNC_PARAM_ATTR and lits and lits[0] == _FUNC_PARAM_NO_WRITE
-            for d, lits in module.decorations.get(param_id, ())
-        )
+        attributes = {lits[0] for d, lits in module.decorations.get(param_id, ()) if d == _DEC_FUNC_PARAM_ATTR and lits}
         params.append(
-            KernelParameter(index, param_id, storage, value_type.size, no_write, module.names.get(param_id), value_type)
+            KernelParameter(
+                index,
+                param_id,
+                storage,
+                value_type.size,
+                _FUNC_PARAM_NO_WRITE in attributes,
+                module.names.get(param_id),
+                value_type,
+                _FUNC_PARAM_BYVAL in attributes,
+            )
         )
     return tuple(params)
 
@@ -1259,7 +1312,7 @@ def inspect_spirv(data: bytes, *, max_type_steps: int = TYPE_STEP_LIMIT) -> Spir
         raise _bad("module declares neither the Shader nor the Kernel capability")
     if not module.entries and 5 not in caps:
         raise _bad("module has no OpEntryPoint and does not declare the Linkage capability")
-    types = _Types(module, max_type_steps, pointer_bytes=4 if addressing == 1 else 8)
+    types = _Types(module, max_type_steps, 4 if addressing == 1 else 8, c_layout=flavour is Flavour.OPENCL)
     builtin_size, builtin_ids = _workgroup_size_builtin(module)
     entries = []
     for model, target, name, interface in module.entries:

@@ -10,14 +10,17 @@ from __future__ import annotations
 import copy
 import dataclasses
 import pickle
+import shutil
 import struct
 import subprocess
 from collections.abc import Sequence
 from pathlib import Path
 
 import pytest
+from hypothesis import HealthCheck, event, given, settings
+from hypothesis import strategies as st
 
-from accelcore import ErrorKind
+from accelcore import BackendError, ErrorKind
 from accelcore.spirv import TYPE_STEP_LIMIT, Flavour, SpirvModule, inspect_spirv
 
 from .conftest import RaisesKind
@@ -99,9 +102,12 @@ def vulkan_push_constant_dag(levels: int, members: int) -> bytes:
     )
 
 
-def opencl_by_value_dag(levels: int, members: int, *, offsets: bool = True, byval_pointer: bool = False) -> bytes:
-    """A kernel ``k(S_levels s)``: the struct by value, or (as llvm-spirv emits) a Function pointer with ByVal."""
-    decorations, types, top = struct_dag(levels, members, offsets=offsets)
+def opencl_by_value_dag(levels: int, members: int, *, byval_pointer: bool = False) -> bytes:
+    """A kernel ``k(S_levels s)``: the struct by value, or (as llvm-spirv emits) a Function pointer with ByVal.
+
+    No Offset decorations (they need the Shader capability): sizes come from the OpenCL C ABI.
+    """
+    decorations, types, top = struct_dag(levels, members, offsets=False)
     ptr, void, fn, kernel, param, label = top + 1, top + 2, top + 3, top + 4, top + 5, top + 6
     param_type = ptr if byval_pointer else top
     return assemble_words(
@@ -136,9 +142,12 @@ def dag_steps(levels: int, members: int) -> int:
 
 def spirv_val(data: bytes, tmp_path: Path, env: str) -> None:
     """spirv-val must accept the generated module (so the tests exercise valid SPIR-V, not just our parser)."""
+    validator = shutil.which("spirv-val")
+    if validator is None:
+        pytest.fail("spirv-val is not installed; `make setup` installs it")
     path = tmp_path / "dag.spv"
     path.write_bytes(data)
-    done = subprocess.run(["spirv-val", "--target-env", env, str(path)], capture_output=True, text=True, check=False)
+    done = subprocess.run([validator, "--target-env", env, str(path)], capture_output=True, text=True, check=False)
     assert done.returncode == 0, done.stdout + done.stderr
 
 
@@ -170,26 +179,30 @@ def test_opencl_by_value_struct_dag_is_linear(members: int, levels: int, byval_p
     found = inspect_spirv(opencl_by_value_dag(levels, members, byval_pointer=byval_pointer))
     assert found.flavour is Flavour.OPENCL
     (param,) = found.entry_point("k").parameters
-    assert param.value_bytes == (4 * members**levels if fits(levels, members) else None)
+    size = 4 * members**levels  # sizeof under the OpenCL C ABI: uints, no padding
+    assert param.value_bytes == (size if size <= 1 << 64 else None)
     assert param.storage_class == (SC_FUNCTION if byval_pointer else None)
+    assert param.byval is byval_pointer
     assert param.name == "s"
     assert param.type is not None and param.type.kind == "struct" and len(param.type.members) == members
     assert found.type_steps == dag_steps(levels, members)
 
 
 @pytest.mark.timeout(60)
-def test_opencl_dag_without_offsets_is_not_computable_and_still_linear() -> None:
-    found = inspect_spirv(opencl_by_value_dag(10, 8, offsets=False))
-    (param,) = found.entry_point("k").parameters
-    assert param.value_bytes is None
+def test_vulkan_dag_without_offsets_is_not_computable_and_still_linear() -> None:
+    data = vulkan_push_constant_dag(10, 8)
+    s0_offset = struct.pack("<5I", (5 << 16) | OP_MEMBER_DECORATE, 11, 0, DEC_OFFSET, 0)
+    assert data.count(s0_offset) == 1
+    found = inspect_spirv(data.replace(s0_offset, b""))
+    assert found.push_constant_bytes is None  # S_0 lost its Offset, so nothing above it has a size
     assert found.type_steps == dag_steps(10, 8)
 
 
 def test_generated_dag_modules_are_valid_spirv(tmp_path: Path) -> None:
     spirv_val(vulkan_push_constant_dag(4, 2), tmp_path, "vulkan1.1")
     # Offset needs the Shader capability, so only the Offset-free OpenCL variants are valid SPIR-V.
-    spirv_val(opencl_by_value_dag(4, 2, offsets=False), tmp_path, "opencl1.2")
-    spirv_val(opencl_by_value_dag(4, 2, offsets=False, byval_pointer=True), tmp_path, "opencl1.2")
+    spirv_val(opencl_by_value_dag(4, 2), tmp_path, "opencl1.2")
+    spirv_val(opencl_by_value_dag(4, 2, byval_pointer=True), tmp_path, "opencl1.2")
 
 
 @pytest.mark.timeout(60)
@@ -265,6 +278,21 @@ def test_results_on_a_dag_compare_hash_copy_and_pickle_in_linear_time() -> None:
         top_a.size = 4
     other = inspect_spirv(vulkan_push_constant_dag(200, 3))
     assert other.push_constant_block is not None and other.push_constant_block.type != top_a
+
+
+def test_opencl_layout_survives_degenerate_members() -> None:
+    # S_1 = {uint, vec0 (a 0-lane vector: size and alignment 0), uint}: no ZeroDivisionError, no size.
+    data = opencl_by_value_dag(1, 1)
+    degenerate = op(OP_TYPE_VECTOR, 9, 10, 0)
+    s1 = op(OP_TYPE_STRUCT, 12, 11)
+    assert data.count(struct.pack(f"<{len(s1)}I", *s1)) == 1
+    data = data.replace(
+        struct.pack(f"<{len(s1)}I", *s1),
+        struct.pack(f"<{len(degenerate) + 5}I", *degenerate, *op(OP_TYPE_STRUCT, 12, 10, 9, 10)),
+    )
+    (param,) = inspect_spirv(data).entry_point("k").parameters
+    assert param.type is not None and param.value_bytes is None
+    assert [m.offset for m in param.type.members] == [0, None, None]
 
 
 # --------------------------------------------------------------------------- type cycles
@@ -393,3 +421,48 @@ def test_long_call_chains_need_no_python_recursion(closed: bool) -> None:
     calls[100 + count - 1] = [100] if closed else []
     found = inspect_spirv(kernel_with_calls(calls, 100))
     assert found.recursive_functions == (tuple(range(100, 100 + count)) if closed else ())
+
+
+# --------------------------------------------------------------------------- random type graphs
+
+TYPE_OPS = st.sampled_from([OP_TYPE_INT, OP_TYPE_FLOAT, OP_TYPE_VECTOR, 24, OP_TYPE_ARRAY, 29, OP_TYPE_STRUCT, 32, 20])
+
+
+@settings(deadline=None, max_examples=300, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    st.lists(st.tuples(TYPE_OPS, st.lists(st.integers(0, 40), max_size=6)), min_size=1, max_size=30),
+    st.booleans(),
+)
+def test_random_type_graphs_end_linearly(types: list[tuple[int, list[int]]], kernel: bool) -> None:
+    """Types 10..39 with random operands (forward ids, cycles, non-types): INVALID_ARGUMENT or a result."""
+    instructions = [op(opcode, 10 + i, *operands) for i, (opcode, operands) in enumerate(types)]
+    instructions.append(op(OP_CONSTANT, 10, 40, 3))  # a length for arrays that name %40
+    top = 10 + len(types) - 1
+    if kernel:  # kernel k(top) with ids 80.. for the fixed parts
+        data = assemble_words(
+            [
+                op(OP_CAPABILITY, CAP_ADDRESSES),
+                op(OP_CAPABILITY, CAP_KERNEL),
+                op(OP_MEMORY_MODEL, 2, 2),
+                op(OP_ENTRY_POINT, 6, 83, *text("k")),
+                *instructions,
+                op(OP_TYPE_VOID, 84),
+                op(OP_TYPE_FUNCTION, 85, 84, top),
+                op(OP_FUNCTION, 84, 83, 0, 85),
+                op(OP_FUNCTION_PARAMETER, top, 86),
+                op(OP_LABEL, 87),
+                op(OP_RETURN),
+                op(OP_FUNCTION_END),
+            ],
+            bound=90,
+        )
+    else:
+        data = shader_with_push_constant(instructions, top)
+    try:
+        found = inspect_spirv(data)
+    except BackendError as error:
+        assert error.kind is ErrorKind.INVALID_ARGUMENT, str(error)
+        event("invalid: contains itself" if "contains itself" in str(error) else "invalid: other")
+        return
+    event("accepted")
+    assert found.type_steps <= 2 * len(data) // 4

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import shutil
 import struct
 from collections.abc import Callable
 from pathlib import Path
@@ -26,6 +27,21 @@ from accelcore.spirv import (
 )
 
 MAGIC = 0x07230203
+
+
+@pytest.fixture
+def tool() -> Callable[[str], str]:
+    """Overrides the conftest fixture: a missing tool fails these tests (``make setup`` installs them), never skips."""
+
+    def find(name: str) -> str:
+        path = shutil.which(name)
+        if path is None:
+            pytest.fail(f"{name} is not installed; `make setup` installs it")
+        return path
+
+    return find
+
+
 OPENCL_FIXED_SIZE = {"reduce", "histogram", "matmul"}  # reqd_work_group_size in the OpenCL C
 
 
