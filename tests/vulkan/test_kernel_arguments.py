@@ -457,3 +457,22 @@ def test_a_module_needing_a_missing_feature_is_refused_naming_it(
         module_check.check_module(package, no_scalar)
     assert "scalarBlockLayout" in info.value.message
     module_check.check_module(package, terms)  # with the device's real features it passes
+
+
+def test_sets_below_the_used_one_get_empty_layouts(rig: Rig, compile_glsl: Any) -> None:
+    only_set2 = compile_glsl(
+        """#version 450
+        layout(local_size_x = 16) in;
+        layout(set = 2, binding = 3) buffer O { uint v[]; } o;
+        void main() { o.v[gl_GlobalInvocationID.x] += gl_GlobalInvocationID.x; }"""
+    )
+    package = KernelPackage(
+        VK, "main", (16, 1, 1), (PackageBinding(5, 3, RW, set=2),), Dispatch(DispatchKind.FIXED, (2, 1, 1)), only_set2
+    )
+    before = rig.accel.live_resources().get("VkDescriptorSetLayout", 0)
+    program = rig.load(write_package(package))
+    assert rig.accel.live_resources()["VkDescriptorSetLayout"] == before + 3  # sets 0 and 1 are empty layouts
+    data = rig.buffer(np.ones(32, dtype=np.uint32).tobytes(), RW)
+    event = rig.submit(program, {5: (data, RW)})
+    assert rig.wait(event) == EventState.COMPLETE
+    assert np.array_equal(np.frombuffer(rig.read(data), dtype=np.uint32), np.arange(32, dtype=np.uint32) + 1)
