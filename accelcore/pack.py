@@ -180,6 +180,36 @@ class _Param:
     read_only: bool
     value_type: ValueType | None
     label: str
+    sign_agnostic: bool = False
+    """OpenCL SPIR-V integers carry no signedness: ``int`` and ``uint`` of one width look the same."""
+
+
+_SIGN_TWIN = {
+    ScalarType.U8: ScalarType.I8,
+    ScalarType.U16: ScalarType.I16,
+    ScalarType.U32: ScalarType.I32,
+    ScalarType.U64: ScalarType.I64,
+}
+
+
+def _encode_param(param: _Param, given: object, what: str, declaration: str) -> tuple[ValueType, bytes]:
+    """``encode_for`` with the declaration; a sign-agnostic integer takes either signedness of its width."""
+    declared = param.value_type
+    if param.sign_agnostic and declared is not None and declared.scalar in _SIGN_TWIN:
+        signed = ValueType(_SIGN_TWIN[declared.scalar], declared.lanes)
+        explicit = given.value_type if isinstance(given, TypedValue) else None
+        if isinstance(given, str):
+            from .values import parse_typed_text
+
+            explicit = parse_typed_text(given)[0]
+        if explicit == signed:
+            declared = signed
+        elif explicit is None:
+            try:
+                return encode_for(declared, given, what, declaration=declaration)
+            except BackendError:
+                return encode_for(signed, given, what, declaration=declaration)
+    return encode_for(declared, given, what, declaration=declaration)
 
 
 def _source_params(kernel: OpenCLKernel) -> list[_Param]:
@@ -202,11 +232,10 @@ def _spirv_params(entry: EntryPoint) -> list[_Param]:
     for p in entry.parameters:
         space = spaces.get(p.storage_class, "private") if p.storage_class is not None else None
         vtype = spirv_value_type(p.type) if p.type is not None else None
-        if vtype is None and p.value_bytes is not None and space in ("global", "constant"):
-            vtype = None
         shown = describe(p.type) if p.type is not None else "?"
         label = f"argument {p.index} ({p.name or '%' + str(p.id)}: {space + ' ' if space else ''}{shown})"
-        params.append(_Param(p.index, p.name or "", space, p.no_write or p.storage_class == 0, vtype, label))
+        read_only = p.no_write or p.storage_class == 0
+        params.append(_Param(p.index, p.name or "", space, read_only, vtype, label, sign_agnostic=True))
     return params
 
 
@@ -237,7 +266,7 @@ def _opencl(
             raise _invalid(
                 f"dispatch.count_argument={count} is {counted.label}, a pointer; the count is passed by value"
             )
-        if counted.value_type is not None and counted.value_type not in (
+        if counted.value_type is not None and counted.value_type not in (  # OpenCL SPIR-V: both look like u32
             ValueType(ScalarType.U32),
             ValueType(ScalarType.I32),
         ):
@@ -281,7 +310,7 @@ def _opencl(
                 raise _invalid(f"{param.label} is by value and has no value; pass arguments={{...: VALUE}}")
             what = f"argument {param.name or param.index}"
             declaration = param.label.split("(", 1)[1].rstrip(")") if "(" in param.label else ""
-            vtype, data = encode_for(param.value_type, values[param.index], what, declaration=declaration)
+            vtype, data = _encode_param(param, values[param.index], what, declaration)
             records.append(KernelArgument.value(param.index, vtype, data))
     buffers = [p for p in params if p.space in ("global", "constant")]
     if bindings is None:

@@ -268,3 +268,36 @@ def test_options_for_the_other_api_are_refused(tmp_path: Path, tool: object, rai
     spv = compile_glsl(tmp_path, tool, COUNTED)
     with raises_kind(ErrorKind.INVALID_ARGUMENT, match="arguments= is for OpenCL modules"):
         pack_module(spv, arguments={"a": 1}, global_size=4)
+
+
+def test_opencl_spirv_arguments_by_name(tmp_path: Path, tool: object, raises_kind: RaisesKind) -> None:
+    """OpenCL SPIR-V (clang + llvm-spirv; names kept with -cl-kernel-arg-info): integers carry no signedness
+    there, so an int parameter takes either signedness of its width, but never another width or a float."""
+    source = tmp_path / "saxpy.cl"
+    source.write_bytes(SAXPY)
+    bc, spv = tmp_path / "saxpy.bc", tmp_path / "saxpy.spv"
+    run_tool(
+        tool("clang-15"),  # type: ignore[operator]
+        "-cl-std=CL1.2",
+        "-target",
+        "spir64",
+        "-O0",
+        "-cl-kernel-arg-info",
+        "-c",
+        "-emit-llvm",
+        "-o",
+        str(bc),
+        str(source),
+    )
+    run_tool(tool("llvm-spirv-15"), "-o", str(spv), str(bc))  # type: ignore[operator]
+    data = spv.read_bytes()
+    pkg = pack_module(data, arguments={"a": 2.5, "n": -1}, local_memory={"tmp": 64}, global_size=64)
+    assert [(a.index, a.data) for a in pkg.arguments[:2]] == [(0, struct.pack("<f", 2.5)), (3, struct.pack("<i", -1))]
+    for text in ("i32:5", "u32:5", "5"):
+        assert pack_module(data, arguments={"a": 1, "n": text}, local_memory={"tmp": 4}, global_size=4).arguments[
+            1
+        ].data == (struct.pack("<I", 5))
+    with raises_kind(ErrorKind.INVALID_ARGUMENT, match="declares u32 but was given f32"):
+        pack_module(data, arguments={"a": 1, "n": "f32:5"}, local_memory={"tmp": 4}, global_size=4)
+    with raises_kind(ErrorKind.INVALID_ARGUMENT, match="declares u32 but was given i64"):
+        pack_module(data, arguments={"a": 1, "n": "i64:5"}, local_memory={"tmp": 4}, global_size=4)
