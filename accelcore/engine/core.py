@@ -46,6 +46,7 @@ from ..ports import ByteSink, ByteSource, MemorySink, sink_of, source_of
 from ..program import ArtifactRef
 from ..submission import BindingRef, EventState, Timeout, validate_binding_ranges
 from ..waiting import poll_until_terminal
+from .coverage import CoverageRule, coverage_rule
 from .ids import IdTable, ObjectKind, format_id
 from .policy import ResourcePolicy, ResourceUsage
 
@@ -157,6 +158,8 @@ class _Program:
     resident_bytes: int
     owner: _Context
     events: set[int] = field(default_factory=set)
+    coverage: CoverageRule | None = None
+    """Known per-binding coverage of a kernel package (None: nothing to check; see .coverage)."""
 
 
 @dataclass(slots=True)
@@ -506,6 +509,7 @@ class CommandEngine(Generic[C, B, P, Q, E]):
                 f"artifact of {size} bytes exceeds max_artifact_bytes {self._info.limits.max_artifact_bytes}",
             )
         self.usage.check_resident(self.policy, artifact.resident_bytes, "program")
+        rule = coverage_rule(artifact, self._info.limits.max_artifact_bytes)
         self.usage.resident_bytes += artifact.resident_bytes
         try:
             handle = self._provider.load_program(ctx.handle, artifact)
@@ -516,7 +520,7 @@ class CommandEngine(Generic[C, B, P, Q, E]):
         except BaseException:
             self.usage.resident_bytes -= artifact.resident_bytes
             raise
-        program_id = self._programs.insert(_Program(handle, context_id, artifact.resident_bytes, ctx))
+        program_id = self._programs.insert(_Program(handle, context_id, artifact.resident_bytes, ctx, coverage=rule))
         ctx.programs.add(program_id)
         return program_id
 
@@ -670,7 +674,9 @@ class CommandEngine(Generic[C, B, P, Q, E]):
         entries: tuple[_Buffer, ...],
         timeout: Timeout | float | None,
     ) -> int:
-        """The provider call after every host check passed, and the event's publication."""
+        """The coverage check, then the provider call and the event's publication."""
+        if program.coverage is not None:
+            program.coverage.check(native)
         try:
             handle = self._provider.submit(
                 queue.handle, program.handle, native, timeout if type(timeout) is Timeout else _timeout(timeout)
