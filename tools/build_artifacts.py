@@ -11,7 +11,10 @@ GLSL → Vulkan SPIR-V: glslangValidator (target vulkan1.1). OpenCL C → OpenCL
 SPIR-V: clang-15 (spir64, OpenCL C 1.2, -O0: llvm-spirv 15 cannot translate
 the `freeze` instructions -O2 emits, and -O1 output fails spirv-val) then
 llvm-spirv-15. Packages: accelcore.package_codec.write_package over the
-module and accelcore.corpus.kernel_spec.
+module and accelcore.corpus.kernel_spec; the argument kernels
+(accelcore.corpus.ARGUMENT_KERNELS, each for its own module kinds only) are
+packed by accelcore.corpus.argument_package (accelcore.pack.pack_module) with
+their recorded values, and their manifest entries describe the written package.
 """
 
 from __future__ import annotations
@@ -31,9 +34,18 @@ ARTIFACTS = REPO / "artifacts"
 if str(REPO) not in sys.path:
     sys.path.insert(0, str(REPO))
 
-from accelcore.corpus import KERNELS, SHIPPED_KINDS, kernel_spec  # noqa: E402
-from accelcore.package import KernelPackage, ModuleKind  # noqa: E402
-from accelcore.package_codec import write_package  # noqa: E402
+from accelcore.corpus import (  # noqa: E402
+    ARGUMENT_KERNELS,
+    KERNELS,
+    SHIPPED_KINDS,
+    argument_package,
+    argument_spec,
+    argument_values,
+    kernel_spec,
+)
+from accelcore.package import ArgumentKind, KernelPackage, ModuleKind  # noqa: E402
+from accelcore.package_codec import parse_package, write_package  # noqa: E402
+from accelcore.values import decode_value  # noqa: E402
 
 MANIFEST_FORMAT = 1
 GLSL_TARGET_ENV = "vulkan1.1"
@@ -73,6 +85,8 @@ class Output:
     commands: list[list[str]]
     tool: str
     package: dict[str, object] | None = None
+    argument_kernel: str | None = None
+    """For an argument kernel's package: its name; the manifest's package fields are read back from the file."""
 
 
 def package_spec(name: str, kind: ModuleKind) -> dict[str, object]:
@@ -95,24 +109,82 @@ def package_spec(name: str, kind: ModuleKind) -> dict[str, object]:
     }
 
 
+def described(pkg: KernelPackage, values: dict[str, object]) -> dict[str, object]:
+    """The manifest fields of an argument kernel's package: everything it records, values decoded."""
+    arguments: list[dict[str, object]] = []
+    for argument in pkg.arguments:
+        if argument.kind is ArgumentKind.LOCAL:
+            arguments.append({"index": argument.index, "kind": "LOCAL", "local_bytes": argument.local_bytes})
+        else:
+            assert argument.value_type is not None
+            arguments.append(
+                {
+                    "index": argument.index,
+                    "kind": "VALUE",
+                    "type": str(argument.value_type),
+                    "value": decode_value(argument.value_type, argument.data),
+                }
+            )
+    specs = [
+        {
+            "spec_id": spec.spec_id,
+            "type": str(spec.value_type),
+            "value": decode_value(spec.value_type, spec.data[: spec.value_type.size]),
+        }
+        for spec in pkg.spec_constants
+    ]
+    return {
+        "module_kind": pkg.module_kind.name,
+        "format_version": pkg.version,
+        "entry_point": pkg.entry_point,
+        "build_options": pkg.build_options,
+        "local_size": list(pkg.local_size),
+        "bindings": [
+            {
+                "slot": b.slot,
+                "set": b.set,
+                "native_index": b.native_index,
+                "descriptor_type": b.descriptor_type.name,
+                "access": b.access.name,
+                "element_size": b.element_size,
+                "coverage": b.coverage.name,
+                "coverage_elements": b.coverage_elements,
+            }
+            for b in pkg.bindings
+        ],
+        "dispatch": {
+            "kind": pkg.dispatch.kind.name,
+            "global_size": list(pkg.dispatch.global_size),
+            "count_argument": pkg.dispatch.count_argument,
+        },
+        "arguments": arguments,
+        "push_constants": pkg.push_constants.hex(),
+        "spec_constants": specs,
+        "values": values,
+    }
+
+
+def glsl_output(name: str) -> Output:
+    glsl = f"src/glsl/{name}.comp"
+    vk = f"spirv/{name}.vk.spv"
+    return Output(
+        vk,
+        "SPIRV_VULKAN module",
+        [glsl],
+        [["glslangValidator", "-V", "--target-env", GLSL_TARGET_ENV, "-o", vk, glsl]],
+        "glslangValidator",
+    )
+
+
 def plan() -> list[Output]:
     """Every output, its sources and its exact commands (paths relative to artifacts/)."""
     outputs: list[Output] = []
     for name in KERNELS:
-        glsl = f"src/glsl/{name}.comp"
         opencl = f"src/opencl/{name}.cl"
         vk = f"spirv/{name}.vk.spv"
         cl = f"spirv/{name}.cl.spv"
         bitcode = f"spirv/{name}.cl.bc"
-        outputs.append(
-            Output(
-                vk,
-                "SPIRV_VULKAN module",
-                [glsl],
-                [["glslangValidator", "-V", "--target-env", GLSL_TARGET_ENV, "-o", vk, glsl]],
-                "glslangValidator",
-            )
-        )
+        outputs.append(glsl_output(name))
         outputs.append(
             Output(
                 cl,
@@ -152,15 +224,40 @@ def plan() -> list[Output]:
                     package_spec(name, kind),
                 )
             )
+    for name in ARGUMENT_KERNELS:
+        spec = argument_spec(name)
+        for kind in spec.kinds:
+            if kind is ModuleKind.SPIRV_VULKAN:
+                outputs.append(glsl_output(name))
+                module = f"spirv/{name}.vk.spv"
+            elif kind is ModuleKind.OPENCL_SOURCE:
+                module = f"src/opencl/{name}.cl"
+            else:
+                raise SystemExit(f"{name}: no build rule for {kind.name} modules of argument kernels")
+            outputs.append(
+                Output(
+                    f"packages/{name}.{PACKAGE_SUFFIX[kind]}.kpkg",
+                    f"kernel package ({kind.name})",
+                    [module],
+                    [["python", "../tools/build_artifacts.py", "--package", name, kind.name]],
+                    "accelcore.corpus.argument_package (accelcore.pack.pack_module) + write_package",
+                    argument_kernel=name,
+                )
+            )
     return outputs
 
 
 def build_package(root: Path, name: str, kind: ModuleKind) -> Path:
-    spec = kernel_spec(name)
     if kind is ModuleKind.OPENCL_SOURCE:
         module_path = root / "src" / "opencl" / f"{name}.cl"
     else:
         module_path = root / "spirv" / f"{name}.{PACKAGE_SUFFIX[kind]}"
+    out = root / "packages" / f"{name}.{PACKAGE_SUFFIX[kind]}.kpkg"
+    out.parent.mkdir(parents=True, exist_ok=True)
+    if name in ARGUMENT_KERNELS:
+        out.write_bytes(write_package(argument_package(name, kind, module=module_path.read_bytes())))
+        return out
+    spec = kernel_spec(name)
     pkg = KernelPackage(
         module_kind=kind,
         entry_point=spec.entry_point(kind),
@@ -169,8 +266,6 @@ def build_package(root: Path, name: str, kind: ModuleKind) -> Path:
         dispatch=spec.dispatch,
         module=module_path.read_bytes(),
     )
-    out = root / "packages" / f"{name}.{PACKAGE_SUFFIX[kind]}.kpkg"
-    out.parent.mkdir(parents=True, exist_ok=True)
     out.write_bytes(write_package(pkg))
     return out
 
@@ -202,6 +297,9 @@ def manifest_for(root: Path, outputs: list[Output], tools: dict[str, str | None]
         )
         if output.package is not None:
             entries[-1]["package"] = output.package
+        if output.argument_kernel is not None:
+            pkg = parse_package((root / output.path).read_bytes())
+            entries[-1]["package"] = described(pkg, dict(argument_values(output.argument_kernel)))
     return {
         "format": MANIFEST_FORMAT,
         "note": "Generated by tools/build_artifacts.py; every command runs in artifacts/ (docs/artifact-format.md).",
