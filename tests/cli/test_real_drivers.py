@@ -201,3 +201,30 @@ def test_run_raw_spirv_packed_on_the_fly(accel, vulkan_devices: list[str], tmp_p
     assert proc.returncode == 0, proc.stderr
     assert json.loads(proc.stdout)["artifact"]["kind"] == "spirv"
     np.testing.assert_allclose(np.load(out), expected, rtol=1e-6)
+
+
+@pytest.mark.opencl
+def test_run_refuses_a_slot_shorter_than_its_stated_coverage(accel, opencl_devices: list[str], tmp_path: Path) -> None:
+    """``--coverage 0=item``: the engine refuses a too-short slot 0 before submitting (exit 3); without
+    it the same binding is only a warning (the committed package reads past the input on CPU stacks)."""
+    package = tmp_path / "conformance.kpkg"
+    source = module_path("conformance", ModuleKind.OPENCL_SOURCE)
+    packing = ["--grid-from", "1", "--count-arg", "2", "--local-size", "64", "--coverage", "0=item"]
+    proc = accel(["pack", source, "-o", package, *packing], providers=["opencl"])
+    assert proc.returncode == 0, proc.stderr
+    np.save(tmp_path / "short.npy", np.arange(16, dtype=np.uint32))
+    np.save(tmp_path / "full.npy", np.arange(1024, dtype=np.uint32))
+    np.save(tmp_path / "out.npy", np.zeros(1024, dtype=np.uint32))
+    out = ["--bind", f"1={tmp_path / 'out.npy'}"]
+    for device in opencl_devices:
+        proc = accel(["run", device, package, "--bind", f"0={tmp_path / 'short.npy'}", *out], providers=["opencl"])
+        assert proc.returncode == 3, proc.stderr
+        assert "slot 0" in proc.stderr and "16 elements" in proc.stderr and "needs 1024" in proc.stderr, proc.stderr
+        assert "warning" not in proc.stderr, proc.stderr
+        result = tmp_path / f"result-{device.replace(':', '_')}.npy"
+        proc = accel(
+            ["run", device, package, "--bind", f"0={tmp_path / 'full.npy'}", *out, "--out", f"1={result}"],
+            providers=["opencl"],
+        )
+        assert proc.returncode == 0, proc.stderr
+        assert np.load(result).shape == (1024,)

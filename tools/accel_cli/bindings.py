@@ -18,7 +18,7 @@ import numpy as np
 import numpy.typing as npt
 
 from accelcore.flags import AccessMode
-from accelcore.package import DispatchKind, KernelPackage, access_allows
+from accelcore.package import Coverage, DispatchKind, KernelPackage, access_allows
 
 from .artifacts import SlotSpec
 from .bindspec import BindSpec, OutSpec
@@ -127,9 +127,10 @@ def length_warnings(package: KernelPackage | None, slots: Sequence[BoundSlot]) -
 
     A FROM_BINDING package passes the dispatch slot's element count to the kernel; a slot holding fewer
     elements may be read or written past its end (what happens then is the driver's) or give a partial
-    result. It is not refused: a package does not declare per-slot lengths, and a shorter slot can be
-    right (a coefficient or lookup table). Reference programs (no package) work on the shortest slot,
-    so any difference in element counts is reported.
+    result. A slot of unknown coverage is not refused: a shorter slot can be right (a coefficient or
+    lookup table). A slot whose coverage the package states (``--coverage``) gets no warning: the
+    engine compares it at submit and refuses a short one (INVALID_ARGUMENT, exit 3). Reference
+    programs (no package) work on the shortest slot, so any difference in element counts is reported.
     """
     elements = {s.slot: s.nbytes // max(1, _element_size(package, s)) for s in slots}
     listing = ", ".join(f"slot {slot}: {count}" for slot, count in sorted(elements.items()))
@@ -141,7 +142,8 @@ def length_warnings(package: KernelPackage | None, slots: Sequence[BoundSlot]) -
     if rule.kind is not DispatchKind.FROM_BINDING or rule.slot not in elements:
         return []
     count = elements[rule.slot]
-    short = [slot for slot, n in sorted(elements.items()) if n < count]
+    known = {row.slot for row in package.bindings if row.coverage is not Coverage.UNKNOWN}
+    short = [slot for slot, n in sorted(elements.items()) if n < count and slot not in known]
     return [
         f"slot {slot} holds {elements[slot]} elements, fewer than the {count} the dispatch count takes from "
         f"slot {rule.slot} ({listing}); the kernel may access it past its end or give a partial result"
