@@ -1,25 +1,15 @@
-"""Environment defaults the tool sets before any driver enumerates (docs/cli.md, "Environment")."""
+"""Moved to :mod:`accelcore.environment` (one implementation for Python and the CLI); re-exported here."""
 
 from __future__ import annotations
 
-import os
+from accelcore.environment import (
+    DEFAULTS,
+    DEVICE_ENV,
+    apply_defaults,
+)
 
-__all__ = ["DEFAULTS", "DEVICE_ENV", "apply_defaults"]
-
-DEVICE_ENV = "ACCEL_DEVICE"
-"""The default device selector for commands that take one DEVICE."""
-
-DEFAULTS = {
-    "RUSTICL_ENABLE": "swrast",
-    "XDG_RUNTIME_DIR": "/tmp",
-}
-"""Mesa rusticl hides its llvmpipe device unless RUSTICL_ENABLE names it; it is read when the
-OpenCL ICD loader first enumerates platforms, so it must be set before pyopencl does. Mesa's
-Vulkan drivers (and wgpu through them) print "XDG_RUNTIME_DIR is invalid or not set" on every
-instance when it is unset (headless machines, CI). A value already in the environment wins."""
-
-
-def apply_defaults() -> None:
-    """Set every default not already present (idempotent)."""
-    for key, value in DEFAULTS.items():
-        os.environ.setdefault(key, value)
+__all__ = [
+    "DEFAULTS",
+    "DEVICE_ENV",
+    "apply_defaults",
+]
