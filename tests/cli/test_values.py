@@ -29,9 +29,9 @@ def test_parse_bind(text: str, slot: int, path: str, access: AccessMode | None) 
 @pytest.mark.parametrize(
     ("text", "message"),
     [
-        ("in.npy", "is not of the form SLOT=FILE.npy"),
-        ("x=in.npy", "slot 'x' is not a non-negative integer"),
-        ("-1=in.npy", "slot '-1' is not a non-negative integer"),
+        ("in.npy", r"is not of the form SLOT\|NAME=FILE.npy"),
+        ("x-y=in.npy", "slot 'x-y' is not a slot number or a name"),
+        ("-1=in.npy", "slot '-1' is not a slot number or a name"),
         ("0=", "is not of the form"),
         ("0=in.npy:rx", "access 'rx' is not one of r, w, rw"),
         ("0=:w", "names no file"),
@@ -46,8 +46,20 @@ def test_parse_bind_errors(text: str, message: str) -> None:
 def test_parse_out() -> None:
     spec = parse_out("1=result.npy")
     assert (spec.slot, spec.path) == (1, Path("result.npy"))
-    with pytest.raises(ValueError, match=r"SLOT=FILE\.npy"):
+    with pytest.raises(ValueError, match=r"SLOT\|NAME=FILE\.npy"):
         parse_out("result.npy")
+    named = parse_out("y=result.npy")
+    assert (named.name, named.path) == ("y", Path("result.npy"))
+
+
+def test_names_resolve_to_slots_and_unknown_names_are_refused() -> None:
+    from accel_cli.bindspec import resolve_names
+
+    specs = [parse_bind("x=a.npy"), parse_bind("2=b.npy:rw")]
+    resolved = resolve_names("--bind", specs, {"x": 1, "y": 2})
+    assert [(s.slot, s.name) for s in resolved] == [(1, "x"), (2, None)]
+    with pytest.raises(ValueError, match=r"no buffer called 'x' \(y \(slot 2\)\)"):
+        resolve_names("--bind", specs[:1], {"y": 2})
 
 
 @pytest.mark.parametrize(

@@ -137,15 +137,16 @@ def run(
         artifact = load_artifact(Path(artifact_text), pack_options_from(packing))
     except ArtifactError as exc:
         raise InputRejected(str(exc), argument="ARTIFACT", error_kind=exc.kind) from None
-    if artifact.package is not None:
-        from accelcore.pack import binding_names
+    from accelcore.pack import binding_names
 
-        names = binding_names(artifact.package)
-        try:
-            bind_specs = resolve_names("--bind", bind_specs, names)
-            out_specs = resolve_names("--out", out_specs, names)
-        except ValueError as exc:
-            raise UsageProblem(str(exc), argument="--bind" if "--bind" in str(exc) else "--out") from None
+    # Every named --bind/--out is resolved (an artifact without names, like a reference program, has none,
+    # so a name is refused rather than read as slot 0).
+    names = binding_names(artifact.package) if artifact.package is not None else {}
+    try:
+        bind_specs = resolve_names("--bind", bind_specs, names)
+        out_specs = resolve_names("--out", out_specs, names)
+    except ValueError as exc:
+        raise UsageProblem(str(exc), argument="--bind" if "--bind" in str(exc) else "--out") from None
     try:
         slots = plan_bindings(artifact.slots, bind_specs, out_specs)
     except BindError as exc:
