@@ -307,7 +307,12 @@ def _opencl(
             raise _unsupported(f"{param.label} is a __private pointer, which a host cannot pass")
         elif param.space is None and param.index != count:
             if param.index not in values:
-                raise _invalid(f"{param.label} is by value and has no value; pass arguments={{...: VALUE}}")
+                hint = ""
+                if param.value_type in (ValueType(ScalarType.U32), ValueType(ScalarType.I32)) and count == (
+                    NO_COUNT_ARGUMENT
+                ):
+                    hint = f" (or count_argument={param.name or param.index} if it takes the element count)"
+                raise _invalid(f"{param.label} is by value and has no value; pass arguments={{...: VALUE}}{hint}")
             what = f"argument {param.name or param.index}"
             declaration = param.label.split("(", 1)[1].rstrip(")") if "(" in param.label else ""
             vtype, data = _encode_param(param, values[param.index], what, declaration)

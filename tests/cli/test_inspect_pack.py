@@ -112,16 +112,16 @@ def test_pack_opencl_source(runner: CliRunner, tmp_path: Path) -> None:
 def test_pack_errors_name_the_missing_option(runner: CliRunner, tmp_path: Path) -> None:
     source = module_path("saxpy", ModuleKind.OPENCL_SOURCE)
     out = tmp_path / "x.kpkg"
-    result = runner.invoke(main, ["pack", str(source), "-o", str(out), "--grid-from", "2", "--count-arg", "4"])
+    result = runner.invoke(main, ["pack", str(source), "-o", str(out), "--groups", "2", "--count-arg", "4"])
     assert result.exit_code == 3 and "--local-size is required" in result.stderr
     result = runner.invoke(main, ["pack", str(source), "-o", str(out), "--local-size", "64"])
-    assert result.exit_code == 3 and "--grid-from SLOT or --groups X,Y,Z is required" in result.stderr
+    assert result.exit_code == 3 and "--grid-from SLOT, --groups X,Y,Z or --global X[,Y,Z] is required" in result.stderr
     result = runner.invoke(main, ["pack", str(source), "-o", str(out), "--local-size", "0"])
     assert result.exit_code == 2 and "positive integers" in result.output
     result = runner.invoke(main, ["pack", str(source), "-o", str(out), "--slot", "0=0:x", "--local-size", "64"])
     assert result.exit_code == 2 and "access 'x' is not r, w or rw" in result.output
     result = runner.invoke(main, ["pack", str(source), "-o", str(out), "--grid-from", "1", "--groups", "4"])
-    assert result.exit_code == 2 and "not both" in result.output
+    assert result.exit_code == 2 and "give one of --grid-from, --groups, --global" in result.output
     result = runner.invoke(main, ["pack", str(package_path("saxpy", ModuleKind.OPENCL_SOURCE)), "-o", str(out)])
     assert result.exit_code == 3 and "already a kernel-package" in result.stderr
     assert not out.exists()

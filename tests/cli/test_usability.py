@@ -67,15 +67,17 @@ def test_pack_errors_name_cli_flags(runner: CliRunner, tmp_path: Path) -> None:
     source = tmp_path / "add.cl"
     source.write_text(ADD_CL)
     out = str(tmp_path / "x.kpkg")
-    result = runner.invoke(main, ["pack", str(source), "-o", out])
+    result = runner.invoke(main, ["pack", str(source), "-o", out, "--groups", "4", "--count-arg", "3"])
     assert result.exit_code == 3
     assert "--local-size is required" in result.stderr and "local_size=" not in result.stderr
     result = runner.invoke(main, ["pack", str(source), "-o", out, "--local-size", "8"])
     assert result.exit_code == 3
-    assert "--grid-from SLOT or --groups X,Y,Z is required" in result.stderr
-    assert "dispatch=" not in result.stderr and "Dispatch(" not in result.stderr
+    assert "--grid-from SLOT, --groups X,Y,Z or --global X[,Y,Z] is required" in result.stderr
+    assert "dispatch=" not in result.stderr and "Dispatch(" not in result.stderr and "global_size" not in result.stderr
     result = runner.invoke(main, ["pack", str(source), "-o", out, "--local-size", "8", "--grid-from", "2"])
-    assert result.exit_code == 3 and "--count-arg" in result.stderr and "count_argument" not in result.stderr
+    assert (
+        result.exit_code == 3 and "--count-arg n if it takes" in result.stderr and "count_argument" not in result.stderr
+    )
 
 
 def test_cli_words_translates_every_keyword() -> None:
@@ -85,7 +87,10 @@ def test_cli_words_translates_every_keyword() -> None:
     )
     for python in ("entry_point", "bindings=", "dispatch", "local_size", "ModuleKind", "SPIRV_VULKAN"):
         assert python not in text
-    assert "pass --entry, --slot SLOT=NATIVE:r|w|rw[:BYTES], --grid-from SLOT or --groups X,Y,Z, --local-size;" in text
+    assert (
+        "pass --entry, --slot SLOT=NATIVE:r|w|rw[:BYTES], --grid-from SLOT, --groups X,Y,Z or --global X[,Y,Z], "
+        "--local-size;" in text
+    )
     assert "--kind opencl-binary;" in text and "--kind vulkan-spirv but" in text and "--entry 'x' is not" in text
 
 
