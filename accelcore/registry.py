@@ -14,6 +14,7 @@ from importlib import metadata
 from typing import Any, Protocol
 
 from .conformance.target import ConformanceHooks, ConformanceTarget
+from .native_facts import NativeFacts
 
 __all__ = [
     "ConformanceSetup",
@@ -38,13 +39,17 @@ class ProviderUnavailable(Exception):
 
 @dataclass(frozen=True, slots=True)
 class DeviceEntry:
-    """One device a family offers. ``index`` is stable for a given machine and driver set."""
+    """One device a family offers. ``index`` is stable for a given machine and driver set.
+
+    ``facts``: what the driver says about the device (type, versions, native limits, features),
+    read once at discovery; None when the family reports none."""
 
     provider: str
     index: int
     name: str
     uuid: bytes
     native: Mapping[str, str] = field(default_factory=dict)
+    facts: NativeFacts | None = None
 
     @property
     def device_id(self) -> str:

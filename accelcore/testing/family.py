@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from ..native_facts import NativeFacts
 from ..registry import ConformanceSetup, DeviceEntry
 from .hooks import ReferenceHooks, reference_target
 from .reference import REFERENCE_UUID, ReferenceAccelerator
@@ -25,6 +26,15 @@ class ReferenceFamily:
                 name="accelcore reference provider (pure Python, no driver)",
                 uuid=REFERENCE_UUID,
                 native={"implementation": "numpy"},
+                facts=NativeFacts(
+                    device_type="host",
+                    api="accelcore reference",
+                    driver_version="numpy",
+                    uuid_source="fixed (REFERENCE_UUID)",
+                    fp16=True,
+                    fp64=True,
+                    int64=True,
+                ),
             )
         ]
 

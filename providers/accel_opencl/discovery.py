@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from accelcore import TargetIdentity
+from accelcore.native_facts import NativeFacts
 from accelcore.package import opencl_target_identity
 from accelcore.registry import DeviceEntry, ProviderUnavailable
 
@@ -151,6 +152,60 @@ def entry_tag(native: NativeDevice) -> str:
     return "".join(ch for ch in name if ch.isalnum())[:16] or "cl"
 
 
+_DEVICE_TYPES = ((1 << 1, "CPU"), (1 << 2, "GPU"), (1 << 3, "accelerator"), (1 << 4, "custom"))
+"""CL_DEVICE_TYPE_* bits and their names."""
+
+
+def _answer(device: Any, name: str) -> Any:
+    """``device.<name>``, or None when the driver (or binding) does not answer it."""
+    try:
+        return getattr(device, name)
+    except Exception:  # pyopencl raises cl.LogicError / cl.RuntimeError for an unsupported query
+        return None
+
+
+def _int(value: Any) -> int | None:
+    try:
+        return int(value) if value is not None else None
+    except (TypeError, ValueError):
+        return None
+
+
+def native_facts(native: NativeDevice) -> NativeFacts:
+    """What the device's own answers say (clGetDeviceInfo, read once at discovery)."""
+    device = native.device
+    f = native.fingerprint
+    extensions = tuple(sorted(str(_answer(device, "extensions") or "").split()))
+    kind = _int(_answer(device, "type")) or 0
+    device_type = " ".join(word for bit, word in _DEVICE_TYPES if kind & bit) or f"type {kind:#x}"
+    versions: dict[str, str] = {}
+    c_version = str(_answer(device, "opencl_c_version") or "").strip()
+    if c_version:
+        versions["OpenCL C"] = c_version.removeprefix("OpenCL C ").strip()
+    il_version = str(_answer(device, "il_version") or "").strip()
+    if il_version:
+        versions["IL"] = il_version
+    profile = str(_answer(device, "profile") or "")
+    fp64 = bool(_int(_answer(device, "double_fp_config"))) or "cl_khr_fp64" in extensions
+    return NativeFacts(
+        device_type=device_type,
+        api=" ".join(f.device_version.split()[:2]),  # "OpenCL <major.minor> <vendor-specific>"
+        driver_version=f.driver_version,
+        uuid_derived=native.uuid_source != "CL_DEVICE_UUID_KHR",
+        uuid_source=native.uuid_source,
+        compute_units=_int(_answer(device, "max_compute_units")),
+        global_memory_bytes=_int(_answer(device, "global_mem_size")),
+        local_memory_bytes=_int(_answer(device, "local_mem_size")),
+        max_work_group_size=_int(_answer(device, "max_work_group_size")),
+        max_push_constant_bytes=None,
+        fp16="cl_khr_fp16" in extensions,
+        fp64=fp64,
+        int64=profile != "EMBEDDED_PROFILE" or "cles_khr_int64" in extensions,
+        versions=versions,
+        extensions=extensions,
+    )
+
+
 def to_entry(native: NativeDevice) -> DeviceEntry:
     f = native.fingerprint
     return DeviceEntry(
@@ -167,6 +222,7 @@ def to_entry(native: NativeDevice) -> DeviceEntry:
             "tag": entry_tag(native),
             "uuid_source": native.uuid_source,
         },
+        facts=native_facts(native),
     )
 
 

@@ -11,9 +11,20 @@ enforces. Memory domains are offered only when a memory type honours them.
 
 from __future__ import annotations
 
-from accelcore import AcceleratorClass, Capabilities, DeviceIdentity, DeviceInfo, DeviceLimits, MemoryDomain
+from typing import Any
 
-from ._binding import vk
+from accelcore import (
+    AcceleratorClass,
+    BackendError,
+    Capabilities,
+    DeviceIdentity,
+    DeviceInfo,
+    DeviceLimits,
+    MemoryDomain,
+)
+from accelcore.native_facts import NativeFacts
+
+from ._binding import ffi, version_text, vk
 from .instance import MemoryType, PhysicalDescription
 
 MAX_CONTEXTS = 64
@@ -126,3 +137,56 @@ def build_device_info(description: PhysicalDescription) -> DeviceInfo:
         device_id=description.device_id,
     )
     return DeviceInfo(identity, capabilities, limits)
+
+
+_VULKAN_DEVICE_TYPES = {0: "other", 1: "integrated GPU", 2: "discrete GPU", 3: "virtual GPU", 4: "CPU"}
+_SPIRV_OF_VULKAN = {(1, 0): "1.0", (1, 1): "1.3", (1, 2): "1.5", (1, 3): "1.6", (1, 4): "1.6"}
+"""The highest SPIR-V version each Vulkan core version must accept (Vulkan spec, "Versions")."""
+_DEVICE_LOCAL = 0x1  # VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT
+
+
+def native_facts(description: PhysicalDescription, physical: Any) -> NativeFacts:
+    """The device's own answers as :class:`NativeFacts` (read once, by discovery).
+
+    Local memory is ``maxComputeSharedMemorySize``, global memory the largest device-local heap (the
+    largest heap when none is device-local), the work-group size ``maxComputeWorkGroupInvocations``;
+    Vulkan has no compute-unit count. The SPIR-V version is the one the API version guarantees.
+    """
+    from .errors import native
+
+    props = native("vkGetPhysicalDeviceProperties", physical)
+    try:
+        extensions = tuple(
+            sorted(
+                str(ffi().string(e.extensionName).decode() if not isinstance(e.extensionName, str) else e.extensionName)
+                for e in native("vkEnumerateDeviceExtensionProperties", physical, None)
+            )
+        )
+    except BackendError:
+        extensions = ()
+    heaps = {t.heap_index: t.heap_bytes for t in description.memory_types}
+    local_heaps = [t.heap_bytes for t in description.memory_types if t.flags & _DEVICE_LOCAL]
+    global_bytes = max(local_heaps or list(heaps.values()) or [0]) or None
+    api = description.api_version
+    major, minor = api >> 22 & 0x7F, api >> 12 & 0x3FF
+    versions = {"Vulkan": version_text(api)}
+    spirv = _SPIRV_OF_VULKAN.get((major, minor))
+    if spirv:
+        versions["SPIR-V"] = spirv
+    return NativeFacts(
+        device_type=_VULKAN_DEVICE_TYPES.get(description.device_type, f"type {description.device_type}"),
+        api=f"Vulkan {version_text(api)}",
+        driver_version=description.driver or f"driverVersion {int(props.driverVersion):#x}",
+        uuid_derived=False,
+        uuid_source="VkPhysicalDeviceIDProperties.deviceUUID",
+        compute_units=None,
+        global_memory_bytes=global_bytes,
+        local_memory_bytes=int(props.limits.maxComputeSharedMemorySize),
+        max_work_group_size=description.max_workgroup_invocations,
+        max_push_constant_bytes=description.max_push_constants_size,
+        fp16="shaderFloat16" in description.features,
+        fp64="shaderFloat64" in description.features,
+        int64="shaderInt64" in description.features,
+        versions=versions,
+        extensions=extensions,
+    )

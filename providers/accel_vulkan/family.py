@@ -80,6 +80,7 @@ class VulkanFamily:
         self.not_offered: list[str] = []
 
     def discover(self) -> Sequence[DeviceEntry]:
+        from .device_info import native_facts
         from .instance import describe, shared_instance
 
         try:
@@ -87,7 +88,8 @@ class VulkanFamily:
         except BackendError as error:
             raise ProviderUnavailable(PROVIDER, f"cannot create a Vulkan instance: {error}") from error
         try:
-            descriptions = [describe(i, p) for i, p in enumerate(instance.physical_devices())]
+            physicals = list(instance.physical_devices())
+            descriptions = [describe(i, p) for i, p in enumerate(physicals)]
         except BackendError as error:
             raise ProviderUnavailable(PROVIDER, f"cannot enumerate Vulkan devices: {error}") from error
         entries = []
@@ -106,7 +108,8 @@ class VulkanFamily:
                 "device_id": f"{d.device_id:#x}",
                 "compute_queues": str(d.compute_queue_count),
             }
-            entries.append(DeviceEntry(PROVIDER, d.index, d.name, d.uuid, native))
+            facts = native_facts(d, physicals[d.index])
+            entries.append(DeviceEntry(PROVIDER, d.index, d.name, d.uuid, native, facts))
         if not entries:
             why = "; ".join(self.not_offered) or "the Vulkan loader reports no physical devices (no ICD installed?)"
             raise ProviderUnavailable(PROVIDER, f"no usable Vulkan device: {why}")

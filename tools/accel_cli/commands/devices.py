@@ -25,6 +25,7 @@ def inventory_json(inventory: Inventory) -> dict[str, Any]:
                 "name": entry.name,
                 "uuid": hexuuid(entry.uuid),
                 "native": {str(k): str(v) for k, v in entry.native.items()},
+                "native_facts": entry.facts.as_dict() if entry.facts is not None else None,
             }
             for entry in inventory.devices
         ],
@@ -55,12 +56,24 @@ def devices(as_json: bool, verbose: bool) -> None:
     out = console()
     table = Table(title="Devices", title_justify="left")
     table.add_column("ID", style="bold cyan", no_wrap=True)
+    table.add_column("Type", no_wrap=True)
     table.add_column("Name")
+    table.add_column("API")
+    table.add_column("Driver")
     table.add_column("UUID", no_wrap=True)
     if verbose:
         table.add_column("Native facts")
     for entry in inventory.devices:
-        row = [entry.device_id, entry.name, hexuuid(entry.uuid)]
+        facts = entry.facts
+        uuid = hexuuid(entry.uuid) + (" (derived)" if facts is not None and facts.uuid_derived else "")
+        row = [
+            entry.device_id,
+            facts.device_type if facts is not None else "-",
+            entry.name,
+            facts.api if facts is not None else "-",
+            facts.driver_version if facts is not None else "-",
+            uuid,
+        ]
         if verbose:
             row.append("\n".join(f"{k}: {v}" for k, v in entry.native.items()))
         table.add_row(*row)

@@ -5,7 +5,6 @@ from __future__ import annotations
 from typing import Any
 
 import click
-from rich.table import Table
 
 from accelcore.device import DeviceInfo
 from accelcore.errors import BackendError, DeviceInfoError
@@ -16,7 +15,7 @@ from accelcore.registry import DeviceEntry
 
 from ..exitcodes import ExitCode
 from ..inventory import discover
-from ..render import console, emit_json, error_boundary, hexuuid, set_json_mode
+from ..render import emit_json, error_boundary, hexuuid, set_json_mode
 from .common import close_provider, device_argument, require_device
 
 __all__ = ["declared_formats", "info", "info_json"]
@@ -82,40 +81,75 @@ def info_json(
         "memory_domains": _domains(info),
         "artifact_formats": formats,
         "native": {str(k): str(v) for k, v in entry.native.items()},
+        "native_facts": entry.facts.as_dict() if entry.facts is not None else None,
         "valid": not problem,
         "problem": problem or None,
     }
 
 
+_FACT_ROWS = (
+    ("device_type", "device type", "{}"),
+    ("api", "API", "{}"),
+    ("driver_version", "driver version", "{}"),
+    ("compute_units", "compute units", "{:,}"),
+    ("global_memory_bytes", "global memory bytes", "{:,}"),
+    ("local_memory_bytes", "local memory bytes", "{:,}"),
+    ("max_work_group_size", "max work-group size", "{:,}"),
+    ("max_push_constant_bytes", "max push-constant bytes", "{:,}"),
+)
+
+
+def _yes_no(value: bool | None) -> str:
+    return "-" if value is None else "yes" if value else "no"
+
+
+def _fact_rows(facts: dict[str, Any]) -> list[tuple[str, str]]:
+    """The rows of "native limits and features": only what this provider's driver reports."""
+    rows = [(label, fmt.format(facts[key])) for key, label, fmt in _FACT_ROWS if facts[key] is not None]
+    if facts["uuid_derived"]:
+        rows.append(("uuid", f"derived: {facts['uuid_source']} (the driver reports none)"))
+    rows.append(("fp16 / fp64 / int64", " / ".join(_yes_no(facts[k]) for k in ("fp16", "fp64", "int64"))))
+    rows.extend((f"{name} version", version) for name, version in facts["versions"].items())
+    extensions = facts["extensions"]
+    rows.append((f"extensions ({len(extensions)})", " ".join(extensions) or "(none)"))
+    return rows
+
+
+def _table(rows: list[tuple[str, str]]) -> list[str]:
+    width = max((len(name) for name, _ in rows), default=0)
+    return [f"{name:<{width}}  {value}".rstrip() for name, value in rows]
+
+
 def _print(document: dict[str, Any]) -> None:
-    out = console()
     device = document["device"]
-    out.print(f"[bold]{device['id']}[/bold]  {device['name']}")
-    table = Table(show_header=False, box=None, pad_edge=False)
-    table.add_column(style="bold")
-    table.add_column()
+    lines = [f"{device['id']}  {device['name']}"]
     identity = document["identity"]
-    table.add_row("uuid", identity["uuid"])
-    table.add_row("class", f"{identity['class']} ({identity['class_value']})")
-    table.add_row("vendor_id", f"{identity['vendor_id']:#x}")
-    table.add_row("device_id", f"{identity['device_id']:#x}")
     caps = document["capabilities"]
-    table.add_row("capabilities", f"{caps['value']:#x} " + (" | ".join(caps["names"]) or "(none)"))
-    table.add_row("memory domains", ", ".join(document["memory_domains"]) or "(none)")
     formats = document["artifact_formats"]
-    table.add_row(
-        "artifact formats",
-        "(not declared by the provider)"
-        if formats is None
-        else ", ".join(f"{f['format']} {f['module_kind']}" for f in formats) or "(none)",
-    )
-    for name, value in document["limits"].items():
-        table.add_row(name, f"{value:,}")
-    for name, value in document["native"].items():
-        table.add_row(f"native.{name}", value)
+    rows = [
+        ("uuid", identity["uuid"]),
+        ("class", f"{identity['class']} ({identity['class_value']})"),
+        ("vendor_id", f"{identity['vendor_id']:#x}"),
+        ("device_id", f"{identity['device_id']:#x}"),
+        ("capabilities", f"{caps['value']:#x} " + (" | ".join(caps["names"]) or "(none)")),
+        ("memory domains", ", ".join(document["memory_domains"]) or "(none)"),
+        (
+            "artifact formats",
+            "(not declared by the provider)"
+            if formats is None
+            else ", ".join(f"{f['format']} {f['module_kind']}" for f in formats) or "(none)",
+        ),
+    ]
+    rows.extend((name, f"{value:,}") for name, value in document["limits"].items())
+    rows.extend((f"native.{name}", value) for name, value in document["native"].items())
     if document["problem"]:
-        table.add_row("[red]INVALID[/red]", document["problem"])
-    out.print(table)
+        rows.append(("INVALID", document["problem"]))
+    lines.extend(_table(rows))
+    facts = document["native_facts"]
+    if facts is not None:
+        lines.append(f"native limits and features ({device['provider']}, from the driver)")
+        lines.extend("  " + line for line in _table(_fact_rows(facts)))
+    click.echo("\n".join(lines))
 
 
 @click.command()
