@@ -51,7 +51,7 @@ run: export ACCEL_VULKAN_VALIDATION ?= 1
 run: setup
 	$(BIN)/accel devices
 	@mkdir -p build
-	$(BIN)/accel conformance --expect conformance/expected-failures.toml \
+	$(BIN)/accel conformance \
 		--json build/conformance.json --junit build/conformance.xml --html build/conformance.html
 
 lint: setup

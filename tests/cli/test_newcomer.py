@@ -86,3 +86,52 @@ def test_reference_device_facts_and_fixture_without_facts(cli_env, runner: CliRu
     assert info.exit_code == 0, info.output
     assert "native limits and features (reference, from the driver)" in info.stdout
     assert [line for line in info.stdout.splitlines() if line != line.rstrip()] == []  # item 9: no trailing spaces
+
+
+# 2. accel conformance out of the box: the shipped known failures apply by default.
+
+
+def test_shipped_expectations_are_package_data_and_the_only_copy() -> None:
+    import tomllib
+    from importlib import resources
+    from pathlib import Path
+
+    from accel_cli.expectations import DEFAULT_EXPECTATIONS, load_expectations
+
+    shipped = resources.files("accel_cli") / "data" / "expected-failures.toml"
+    assert shipped.is_file() and Path(str(shipped)).resolve() == DEFAULT_EXPECTATIONS
+    assert {e.case for e in load_expectations(DEFAULT_EXPECTATIONS)} >= {"opencl.long-loop", "vulkan.long-loop"}
+    root = Path(__file__).resolve().parents[2]
+    package_data = tomllib.loads((root / "pyproject.toml").read_text())["tool"]["setuptools"]["package-data"]
+    assert "data/*.toml" in package_data["accel_cli"]
+    assert not (root / "conformance" / "expected-failures.toml").exists()
+    assert "--expect" not in (root / "Makefile").read_text().split("\nrun:")[1].split("\n\n")[0]
+
+
+@pytest.mark.vulkan
+def test_known_failure_is_xfail_by_default_and_progress_does_not_call_it_failed(accel) -> None:
+    devices = [d for d in _documents(accel, "vulkan") if "llvmpipe" in d["name"]]
+    if not devices:
+        pytest.skip("the shipped vulkan.long-loop expectation is for lavapipe (llvmpipe)")
+    device = devices[0]["id"]
+    proc = accel(["conformance", device, "--case", "vulkan.long-loop"], providers=["vulkan"])
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert "xfail" in proc.stdout and "OK:" in proc.stdout
+    assert "completed, 1 cases, 0 failed, 1 xfail" in proc.stderr
+    assert "1 failed" not in proc.stderr
+    off = accel(["conformance", device, "--case", "vulkan.long-loop", "--expect", "none"], providers=["vulkan"])
+    assert off.returncode == 1 and "FAIL" in off.stdout and "completed, 1 cases, 1 failed" in off.stderr
+
+
+def test_expect_file_adds_to_the_shipped_list_and_none_drops_it(tmp_path, monkeypatch) -> None:
+    from accel_cli.commands.conformance import _load_expect
+    from accel_cli.expectations import DEFAULT_EXPECTATIONS, load_expectations
+
+    mine = tmp_path / "mine.toml"
+    mine.write_text('[[expected-failure]]\ndevice = "reference:0"\ncase = "worker"\nreason = "r"\ndate = 2026-01-01\n')
+    shipped = len(load_expectations(DEFAULT_EXPECTATIONS))
+    assert len(_load_expect([], merge=False) or []) == shipped
+    assert len(_load_expect([str(mine)], merge=False) or []) == shipped + 1
+    assert [e.device for e in _load_expect(["none", str(mine)], merge=False) or []] == ["reference:0"]
+    assert _load_expect(["none"], merge=False) == []
+    assert _load_expect([], merge=True) is None

@@ -1,17 +1,16 @@
 """The conformance suite (standard cases + the OpenCL cases) on every OpenCL device.
 
-A case a device cannot pass goes into conformance/expected-failures.toml with the
+A case a device cannot pass goes into accel_cli/data/expected-failures.toml with the
 date and the reason (it then runs as a strict xfail here and as xfail in `make run`);
 a capability case may skip only for the reason the suite records. Nothing is silently skipped.
 """
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Any
 
 import pytest
-from accel_cli.expectations import load_expectations, match_expectation
+from accel_cli.expectations import DEFAULT_EXPECTATIONS, load_expectations, match_expectation
 from accel_opencl import provider_family
 from accel_opencl.conformance_cases import opencl_cases
 
@@ -22,8 +21,8 @@ CASE_IDS = [*standard_case_ids(), *(case.id for case in opencl_cases())]
 if "accounting.resource-lifecycle" not in CASE_IDS:
     CASE_IDS.append("accounting.resource-lifecycle")
 
-EXPECTED = load_expectations(Path(__file__).resolve().parents[2] / "conformance" / "expected-failures.toml")
-"""The known driver bugs `make run` also passes to `accel conformance --expect` (one list for both)."""
+EXPECTED = load_expectations(DEFAULT_EXPECTATIONS)
+"""The known driver bugs `accel conformance` (and so `make run`) applies by default (one list for both)."""
 
 
 @pytest.fixture(scope="module")

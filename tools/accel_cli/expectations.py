@@ -25,9 +25,13 @@ from typing import Any
 
 from .selector import DeviceLike, Selector, SelectorError, parse_selector
 
-__all__ = ["Expectation", "ExpectationError", "load_expectations", "match_expectation"]
+__all__ = ["DEFAULT_EXPECTATIONS", "Expectation", "ExpectationError", "load_expectations", "match_expectation"]
 
 _KEYS = ("device", "case", "reason", "date")
+
+DEFAULT_EXPECTATIONS = Path(__file__).resolve().parent / "data" / "expected-failures.toml"
+"""The known driver bugs shipped with accel_cli (package data): ``accel conformance`` applies them unless
+``--expect none``; the provider test suites read the same file."""
 
 
 class ExpectationError(ValueError):

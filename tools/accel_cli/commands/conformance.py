@@ -14,7 +14,7 @@ from rich.table import Table
 from ..caseselect import check_case_selection
 from ..duration import parse_duration
 from ..exitcodes import ExitCode
-from ..expectations import Expectation, ExpectationError, load_expectations
+from ..expectations import DEFAULT_EXPECTATIONS, Expectation, ExpectationError, load_expectations, match_expectation
 from ..failures import DeviceFailure, InputRejected, UsageProblem
 from ..html_report import matrix_to_html
 from ..inventory import discover
@@ -33,7 +33,8 @@ _TEXT = {"pass": "pass", "fail": "FAIL", "skip": "skip", "xfail": "xfail", "xpas
 class _Reporter:
     """Per-device progress on stderr: a live bar on a terminal, one line per event otherwise."""
 
-    def __init__(self) -> None:
+    def __init__(self, expectations: Sequence[Expectation] = ()) -> None:
+        self.expectations = expectations
         self.live = sys.stderr.isatty()
         self.console = console(stderr=True)
         self.progress: Progress | None = None
@@ -59,8 +60,10 @@ class _Reporter:
 
     def update(self, state: DeviceProgress) -> None:
         device_id = state.entry.device_id
-        failed = sum(1 for r in state.done if r.get("status") == "failed")
-        summary = f"{len(state.done)} cases, {failed} failed"
+        failing = [r for r in state.done if r.get("status") == "failed"]
+        expected = sum(1 for r in failing if match_expectation(self.expectations, state.entry, str(r.get("id"))))
+        failed = len(failing) - expected
+        summary = f"{len(state.done)} cases, {failed} failed" + (f", {expected} xfail" if expected else "")
         if self.progress is not None:
             if device_id not in self.tasks:
                 self.tasks[device_id] = self.progress.add_task(
@@ -69,7 +72,10 @@ class _Reporter:
             task = self.tasks[device_id]
             label = state.outcome if state.finished else (state.done[-1]["id"] if state.done else "starting")
             self.progress.update(
-                task, total=len(state.planned) or None, completed=len(state.done), state=f"{label} ({failed} failed)"
+                task,
+                total=len(state.planned) or None,
+                completed=len(state.done),
+                state=f"{label} ({failed} failed" + (f", {expected} xfail)" if expected else ")"),
             )
             return
         if not state.finished and not state.done and not state.planned:
@@ -116,13 +122,23 @@ def _print_matrix(matrix: Matrix, *, reasons: bool, strict: bool) -> None:
         out.print(f"  expected failure passed: {run.label} {cell.id}{note}")
 
 
-def _load_expect(path: Path | None) -> list[Expectation] | None:
-    if path is None:
+def _load_expect(values: Sequence[str], *, merge: bool) -> list[Expectation] | None:
+    """The shipped known failures (unless ``--expect none``) plus every ``--expect FILE``.
+
+    Under ``--merge`` without ``--expect``: None (keep the expectations the reports were judged by).
+    """
+    if merge and not values:
         return None
-    try:
-        return load_expectations(path)
-    except ExpectationError as exc:
-        raise InputRejected(str(exc), argument="--expect") from None
+    files = [Path(v) for v in values if v.lower() != "none"]
+    if not any(v.lower() == "none" for v in values):
+        files.insert(0, DEFAULT_EXPECTATIONS)
+    expectations: list[Expectation] = []
+    for path in files:
+        try:
+            expectations.extend(load_expectations(path))
+        except ExpectationError as exc:
+            raise InputRejected(str(exc), argument="--expect") from None
+    return expectations
 
 
 def _write(path: str, text: str, option: str) -> None:
@@ -147,9 +163,11 @@ def _write(path: str, text: str, option: str) -> None:
 @click.option("--html", "html_path", metavar="FILE", help="Write the matrix as a self-contained HTML page.")
 @click.option(
     "--expect",
-    "expect_path",
-    type=click.Path(path_type=Path),
-    help="Known failures (TOML [[expected-failure]] with device, case, reason, date); see docs/cli.md.",
+    "expect_values",
+    multiple=True,
+    metavar="FILE|none",
+    help="More known failures (TOML [[expected-failure]] with device, case, reason, date), on top of the ones "
+    "shipped with accel (accel_cli/data/expected-failures.toml); 'none' drops the shipped ones. Repeatable.",
 )
 @click.option("--strict", is_flag=True, help="An expected failure that passes is an error (exit 1).")
 @click.option(
@@ -169,7 +187,7 @@ def conformance(
     json_path: str | None,
     junit_path: str | None,
     html_path: str | None,
-    expect_path: Path | None,
+    expect_values: Sequence[str],
     strict: bool,
     merge: bool,
     reasons: bool,
@@ -181,8 +199,8 @@ def conformance(
 
     Each device runs in its own worker process, so a driver crash is recorded
     as that device's failure (case "worker") and the run goes on. Rows are
-    case ids, columns devices; cells are pass, FAIL, skip, xfail (failed as
-    --expect says) or XPASS (an expected failure passed).
+    case ids, columns devices; cells are pass, FAIL, skip, xfail (a known
+    failure: the shipped list, or --expect) or XPASS (an expected failure passed).
 
     With --merge, the arguments are JSON reports written by --json (e.g. on
     several machines) and they are combined into one matrix; --expect then
@@ -193,7 +211,7 @@ def conformance(
     file, 4 no device to run on.
     """
     set_json_mode(json_path == "-")
-    expectations = _load_expect(expect_path)
+    expectations = _load_expect(expect_values, merge=merge)
     if merge:
         if not devices:
             raise UsageProblem("--merge needs at least one report file (written by --json)", argument="--merge")
@@ -219,7 +237,7 @@ def conformance(
             states[state.entry.device_id] = state
             reporter.update(state)
 
-        with _Reporter() as reporter:
+        with _Reporter(expectations or ()) as reporter:
             runs = run_devices(entries, timeout_s=timeout_s, jobs=jobs, select=cases or None, on_progress=on_progress)
         check_case_selection(list(cases), [state.available for state in states.values()])
         matrix = Matrix(runs=with_unique_labels(runs), generated=now_iso()).reclassified(expectations or [])
