@@ -24,7 +24,16 @@ from .environment import apply_defaults
 from .registry import ENTRY_POINT_GROUP, DeviceEntry, ProviderFamily, ProviderUnavailable, load_families
 from .selector import select_many, select_one
 
-__all__ = ["EXTRA_PROVIDERS_ENV", "PROVIDERS_ENV", "Inventory", "ProviderStatus", "discover", "family_names"]
+__all__ = [
+    "EXTRA_PROVIDERS_ENV",
+    "PROVIDERS_ENV",
+    "Inventory",
+    "ProviderStatus",
+    "discover",
+    "family_names",
+    "known_family_names",
+    "unknown_wanted_names",
+]
 
 EXTRA_PROVIDERS_ENV = "ACCEL_EXTRA_PROVIDERS"
 PROVIDERS_ENV = "ACCEL_PROVIDERS"
@@ -85,6 +94,17 @@ def _extra_specs() -> dict[str, str]:
         name, sep, target = item.partition("=")
         specs[name.strip().lower() if sep else item] = target.strip() if sep else ""
     return specs
+
+
+def known_family_names() -> list[str]:
+    """Every registered and extra family name, sorted, whatever ``ACCEL_PROVIDERS`` says."""
+    return sorted({ep.name for ep in metadata.entry_points(group=ENTRY_POINT_GROUP)} | set(_extra_specs()))
+
+
+def unknown_wanted_names() -> list[str]:
+    """The names in ``ACCEL_PROVIDERS`` that no registered or extra family has (a typo: ``vulkn``), sorted."""
+    wanted = _wanted() or set()
+    return sorted(wanted - set(known_family_names()))
 
 
 def family_names() -> list[str]:

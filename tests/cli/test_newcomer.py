@@ -135,3 +135,36 @@ def test_expect_file_adds_to_the_shipped_list_and_none_drops_it(tmp_path, monkey
     assert [e.device for e in _load_expect(["none", str(mine)], merge=False) or []] == ["reference:0"]
     assert _load_expect(["none"], merge=False) == []
     assert _load_expect([], merge=True) is None
+
+
+# 3. Typos in expectations are errors naming the entry, the bad value and the valid ones.
+
+
+@pytest.mark.parametrize(
+    ("entry", "expected"),
+    [
+        (
+            'device = "reference:*"\ncase = "metadata.stabel-valid"',
+            ["expected-failure #1", "'metadata.stabel-valid'", "valid: ", "metadata.stable-valid"],
+        ),
+        (
+            'device = "vulkn:*"\ncase = "vulkan.long-loop"',
+            ["expected-failure #1", "provider 'vulkn'", "known providers: ", "reference"],
+        ),
+        (
+            'device = "reference:*"\ncase = "worker"\nresaon = "typo"',
+            ["expected-failure #1", "'resaon'", "allowed: device, case, reason, date"],
+        ),
+    ],
+    ids=["case", "provider", "key"],
+)
+def test_expectation_typos_exit_3_naming_entry_value_and_valid_ones(
+    runner: CliRunner, cli_env, monkeypatch, tmp_path, entry: str, expected: list[str]
+) -> None:
+    monkeypatch.setenv("ACCEL_PROVIDERS", "reference")
+    path = tmp_path / "typo.toml"
+    path.write_text(f'[[expected-failure]]\n{entry}\nreason = "r"\ndate = 2026-01-01\n')
+    result = runner.invoke(main, ["conformance", "reference:0", "--case", "metadata.", "--expect", str(path)])
+    assert result.exit_code == 3, result.output
+    for text in expected:
+        assert text in result.output, result.output

@@ -25,7 +25,15 @@ from typing import Any
 
 from .selector import DeviceLike, Selector, SelectorError, parse_selector
 
-__all__ = ["DEFAULT_EXPECTATIONS", "Expectation", "ExpectationError", "load_expectations", "match_expectation"]
+__all__ = [
+    "DEFAULT_EXPECTATIONS",
+    "Expectation",
+    "ExpectationError",
+    "check_cases",
+    "check_providers",
+    "load_expectations",
+    "match_expectation",
+]
 
 _KEYS = ("device", "case", "reason", "date")
 
@@ -46,6 +54,12 @@ class Expectation:
     date: str
     source: str
     selector: Selector
+    number: int = 0
+
+    @property
+    def where(self) -> str:
+        """How an error names the entry: its file, number and device/case."""
+        return f"{self.source}: expected-failure #{self.number} (device {self.device!r}, case {self.case!r})"
 
     def matches(self, device: DeviceLike, case_id: str) -> bool:
         return self.selector.matches(device) and fnmatch.fnmatchcase(case_id, self.case)
@@ -93,7 +107,11 @@ def parse_expectations(document: Any, source: str) -> list[Expectation]:
             raise ExpectationError(f"{where} lacks {', '.join(missing)} (needs {', '.join(_KEYS)})")
         unknown = sorted(set(entry) - set(_KEYS))
         if unknown:
-            raise ExpectationError(f"{where} has unknown key(s) {unknown} (allowed: {', '.join(_KEYS)})")
+            named = ", ".join(f"{k}={entry[k]!r}" for k in ("device", "case") if isinstance(entry.get(k), str))
+            raise ExpectationError(
+                f"{where}{f' ({named})' if named else ''} has unknown key(s) {', '.join(map(repr, unknown))} "
+                f"(allowed: {', '.join(_KEYS)})"
+            )
         for key in ("device", "case", "reason"):
             if not isinstance(entry[key], str) or not entry[key].strip():
                 raise ExpectationError(f"{where}: {key} must be a non-empty string, got {entry[key]!r}")
@@ -102,7 +120,9 @@ def parse_expectations(document: Any, source: str) -> list[Expectation]:
         except SelectorError as exc:
             raise ExpectationError(f"{where}: {exc.message}") from None
         result.append(
-            Expectation(entry["device"], entry["case"], entry["reason"], _date(entry["date"], where), source, selector)
+            Expectation(
+                entry["device"], entry["case"], entry["reason"], _date(entry["date"], where), source, selector, number
+            )
         )
     return result
 
@@ -128,3 +148,43 @@ def match_expectation(expectations: Sequence[Expectation], device: DeviceLike, c
         if expectation.matches(device, case_id):
             return expectation
     return None
+
+
+def check_providers(expectations: Sequence[Expectation], known: Sequence[str]) -> None:
+    """ExpectationError for an entry whose device selector names a provider no family has (``vulkn:*``)."""
+    names = {n.lower() for n in known}
+    for expectation in expectations:
+        provider = expectation.selector.provider
+        if provider is not None and provider not in names:
+            raise ExpectationError(
+                f"{expectation.where}: device selector names provider {provider!r}, which is not installed or "
+                f"registered; known providers: {', '.join(sorted(names)) or '(none)'}"
+            )
+
+
+WORKER_CASE = "worker"
+"""The case id of a worker that died (always valid in an expectation)."""
+
+
+def check_cases(expectations: Sequence[Expectation], case_ids: dict[str, Sequence[str]]) -> None:
+    """ExpectationError for an entry whose case pattern matches no case id its provider offers.
+
+    ``case_ids``: the ids each provider's devices reported, by provider name. An entry of a provider
+    that reported nothing (not run here) cannot be judged and is left alone.
+    """
+    for expectation in expectations:
+        provider = expectation.selector.provider
+        if provider is None:
+            known = sorted({c for ids in case_ids.values() for c in ids})
+        elif provider in case_ids:
+            known = sorted(set(case_ids[provider]))
+        else:
+            continue
+        if not known:
+            continue
+        if expectation.case == WORKER_CASE or any(fnmatch.fnmatchcase(c, expectation.case) for c in known):
+            continue
+        raise ExpectationError(
+            f"{expectation.where}: case {expectation.case!r} matches no case id of "
+            f"{provider or 'any provider'}; valid: {', '.join(known)} (or {WORKER_CASE!r}; fnmatch globs allowed)"
+        )

@@ -9,6 +9,7 @@ from accelcore.inventory import (
     ProviderStatus,
     discover,
     family_names,
+    known_family_names,
 )
 
 __all__ = [
@@ -18,4 +19,5 @@ __all__ = [
     "ProviderStatus",
     "discover",
     "family_names",
+    "known_family_names",
 ]

@@ -14,10 +14,18 @@ from rich.table import Table
 from ..caseselect import check_case_selection
 from ..duration import parse_duration
 from ..exitcodes import ExitCode
-from ..expectations import DEFAULT_EXPECTATIONS, Expectation, ExpectationError, load_expectations, match_expectation
+from ..expectations import (
+    DEFAULT_EXPECTATIONS,
+    Expectation,
+    ExpectationError,
+    check_cases,
+    check_providers,
+    load_expectations,
+    match_expectation,
+)
 from ..failures import DeviceFailure, InputRejected, UsageProblem
 from ..html_report import matrix_to_html
-from ..inventory import discover
+from ..inventory import discover, known_family_names
 from ..junit import matrix_to_junit
 from ..matrix import Matrix, MatrixFormatError, load_matrix, now_iso, with_unique_labels
 from ..matrix import merge as merge_matrices
@@ -138,7 +146,24 @@ def _load_expect(values: Sequence[str], *, merge: bool) -> list[Expectation] | N
             expectations.extend(load_expectations(path))
         except ExpectationError as exc:
             raise InputRejected(str(exc), argument="--expect") from None
+    try:
+        check_providers(expectations, known_family_names())
+    except ExpectationError as exc:
+        raise InputRejected(str(exc), argument="--expect") from None
     return expectations
+
+
+def _check_cases(expectations: Sequence[Expectation] | None, matrix: Matrix) -> None:
+    """Exit 3 for an expectation whose case pattern matches no case its provider's devices offer."""
+    if not expectations:
+        return
+    by_provider: dict[str, set[str]] = {}
+    for run in matrix.runs:
+        by_provider.setdefault(run.device.provider.lower(), set()).update(c.id for c in run.cases)
+    try:
+        check_cases(expectations, {p: sorted(ids) for p, ids in by_provider.items()})
+    except ExpectationError as exc:
+        raise InputRejected(str(exc), argument="--expect") from None
 
 
 def _write(path: str, text: str, option: str) -> None:
@@ -220,6 +245,7 @@ def conformance(
         except MatrixFormatError as exc:
             raise InputRejected(str(exc), argument="--merge") from None
         matrix = merge_matrices(matrices).reclassified(expectations)
+        _check_cases(expectations, matrix)
     else:
         try:
             timeout = parse_duration(device_timeout)
@@ -240,6 +266,13 @@ def conformance(
         with _Reporter(expectations or ()) as reporter:
             runs = run_devices(entries, timeout_s=timeout_s, jobs=jobs, select=cases or None, on_progress=on_progress)
         check_case_selection(list(cases), [state.available for state in states.values()])
+        known: dict[str, set[str]] = {}
+        for state in states.values():
+            known.setdefault(state.entry.provider.lower(), set()).update(state.available)
+        try:
+            check_cases(expectations or [], {p: sorted(ids) for p, ids in known.items()})
+        except ExpectationError as exc:
+            raise InputRejected(str(exc), argument="--expect") from None
         matrix = Matrix(runs=with_unique_labels(runs), generated=now_iso()).reclassified(expectations or [])
     document = matrix.to_json(strict=strict)
     if json_path is not None:
