@@ -1,0 +1,680 @@
+"""The numpy-first layer: open a device by selector, load a kernel from a file, call it on arrays.
+
+::
+
+    import numpy as np, accelcore as ac
+    dev = ac.open("opencl:*pocl*")
+    saxpy = dev.kernel("saxpy.cl")
+    saxpy(a=np.float32(2.5), x=x, y=y, n=np.int32(x.size), global_size=x.size)   # y updated in place
+
+Promise: everything goes through the command engine
+(:class:`~accelcore.engine.CommandEngine`), so every host-side check of the
+contract applies. Arguments are matched to the kernel's declarations by name
+(or position: OpenCL parameter order, Vulkan descriptors in (set, binding)
+order) before anything runs: scalars are typed from their declarations
+(:mod:`accelcore.pack`), arrays must have the declared element dtype, be
+C-contiguous, and be writable where the kernel writes — a mismatch raises
+``BackendError(INVALID_ARGUMENT)`` naming the argument, the declaration and
+what was given. Arrays the kernel writes are read back into the caller's
+arrays (no intermediate copy) and returned. Scalars belong to the program
+(docs/contract.md, trap 14): a call with new values loads the package again,
+which the providers make cheap, and the loaded programs are remembered (a
+few per kernel). :class:`DeviceArray` stays on the device: passing one binds
+it without a transfer. Resources are released child before parent on
+:meth:`Device.close` (also on errors; ``with ac.open(...) as dev:``).
+"""
+
+from __future__ import annotations
+
+import os
+from collections import OrderedDict
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+
+from .arguments import spirv_value_type
+from .buffers import BufferDesc
+from .engine import CommandEngine, ResourcePolicy
+from .environment import DEVICE_ENV, apply_defaults
+from .errors import BackendError, ErrorKind
+from .flags import AccessMode, BufferUsage, Capabilities, MemoryDomain
+from .glsl import GLSL_SUFFIXES, compile_glsl, looks_like_glsl
+from .inventory import discover
+from .opencl_signature import opencl_kernels
+from .pack import binding_names, detect_module_kind, pack_module
+from .package import Coverage, Dispatch, DispatchKind, KernelPackage, ModuleKind
+from .package_codec import MAGIC, parse_package, write_package
+from .ports import MemorySource
+from .program import ArtifactRef
+from .registry import DeviceEntry
+from .spirv import inspect_spirv
+from .submission import EventState, EventStatus, Timeout
+from .values import ValueType
+
+__all__ = [
+    "Device",
+    "DeviceArray",
+    "Kernel",
+    "LocalMemory",
+    "Parameter",
+    "Run",
+    "RunCancelled",
+    "devices",
+    "local_memory",
+    "open",
+]
+
+_DOMAINS = (MemoryDomain.DEVICE, MemoryDomain.SHARED, MemoryDomain.HOST)
+_ALIGNMENT = 64
+_PROGRAMS_PER_KERNEL = 8
+_RESIDENT_BYTES = 64 << 20
+
+
+def _invalid(message: str) -> BackendError:
+    return BackendError(ErrorKind.INVALID_ARGUMENT, message)
+
+
+def _bytes_view(array: npt.NDArray[Any]) -> memoryview:
+    """A writable byte view of a C-contiguous array (the engine reads straight into it)."""
+    return memoryview(array).cast("B")  # type: ignore[arg-type]
+
+
+def _triple(size: Sequence[int]) -> tuple[int, int, int]:
+    full = (*size, 1, 1)
+    return (int(full[0]), int(full[1]), int(full[2]))
+
+
+# --------------------------------------------------------------------------- devices
+
+
+def devices(selector: str | None = None) -> list[DeviceEntry]:
+    """Every device of every installed provider (or those ``selector`` matches, the CLI's grammar)."""
+    inventory = discover()
+    if selector is None:
+        return list(inventory.devices)
+    return inventory.select_many([selector])
+
+
+def open(selector: str | None = None, *, resident_bytes: int = _RESIDENT_BYTES) -> Device:
+    """Open the one device ``selector`` names (default ``$ACCEL_DEVICE``); none or several → an error
+    listing the candidates (:class:`~accelcore.selector.SelectorError`)."""
+    apply_defaults()
+    text = selector if selector is not None else os.environ.get(DEVICE_ENV)
+    if not text:
+        raise _invalid(f"name a device (e.g. 'opencl:0', 'vulkan:*llvmpipe*') or set {DEVICE_ENV}")
+    inventory = discover()
+    entry = inventory.select_one(text)
+    provider = inventory.family_of(entry).open(entry)
+    return Device(provider, entry, resident_bytes=resident_bytes)
+
+
+@dataclass(frozen=True, slots=True)
+class LocalMemory:
+    """``__local`` memory of ``nbytes`` for an OpenCL pointer argument (:func:`local_memory`)."""
+
+    nbytes: int
+
+
+def local_memory(nbytes: int) -> LocalMemory:
+    """``__local`` memory of ``nbytes`` bytes for a kernel's ``__local`` pointer argument."""
+    if isinstance(nbytes, bool) or not isinstance(nbytes, int) or nbytes < 1:
+        raise _invalid(f"local_memory({nbytes!r}): give a size in bytes >= 1")
+    return LocalMemory(nbytes)
+
+
+class Device:
+    """One open device: an engine over a provider instance, one context and one queue."""
+
+    def __init__(self, provider: Any, entry: DeviceEntry, *, resident_bytes: int = _RESIDENT_BYTES) -> None:
+        self.entry = entry
+        self._provider = provider
+        self.engine: CommandEngine[Any, Any, Any, Any, Any] = CommandEngine(
+            provider, ResourcePolicy(max_resident_bytes=None)
+        )
+        self.resident_bytes = resident_bytes
+        info = self.engine.info
+        self.domain = next((d for d in _DOMAINS if info.capabilities & d.capability), MemoryDomain.HOST)
+        self._closed = False
+        try:
+            self.context = self.engine.create_context()
+            self.queue = self.engine.create_queue(self.context)
+        except BaseException:
+            self.close()
+            raise
+
+    @property
+    def id(self) -> str:
+        return self.entry.device_id
+
+    @property
+    def name(self) -> str:
+        return self.entry.name
+
+    @property
+    def can_cancel(self) -> bool:
+        return bool(self.engine.info.capabilities & Capabilities.EVENT_CANCELLATION)
+
+    def __repr__(self) -> str:
+        return f"<accelcore.Device {self.id} {self.name!r}{' closed' if self._closed else ''}>"
+
+    def __enter__(self) -> Device:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def close(self) -> None:
+        """Release everything (events, programs, buffers, queue, context) child before parent; idempotent."""
+        if self._closed:
+            return
+        self._closed = True
+        try:
+            self.engine.reset()
+        finally:
+            close = getattr(self._provider, "close", None)
+            if callable(close):
+                close()
+
+    def _check_open(self) -> None:
+        if self._closed:
+            raise BackendError(ErrorKind.INVALID_ARGUMENT, f"device {self.id} is closed")
+
+    # -- arrays -------------------------------------------------------------
+
+    def _allocate(self, nbytes: int, access: AccessMode) -> int:
+        usage = BufferUsage.for_access(access) | BufferUsage.TRANSFER_SOURCE | BufferUsage.TRANSFER_DESTINATION
+        return self.engine.allocate_buffer(self.context, BufferDesc(nbytes, _ALIGNMENT, self.domain, usage))
+
+    def array(self, data: npt.ArrayLike) -> DeviceArray:
+        """A device-resident copy of ``data`` (readable and writable by kernels)."""
+        self._check_open()
+        host = np.ascontiguousarray(data)
+        if host.nbytes == 0:
+            raise _invalid("a device array needs at least one element")
+        buffer = self._allocate(host.nbytes, AccessMode.READ_WRITE)
+        try:
+            self.engine.write_buffer(buffer, 0, MemorySource(host.reshape(-1).view(np.uint8).data))
+        except BaseException:
+            self.engine.free_buffer(buffer)
+            raise
+        return DeviceArray(self, buffer, host.shape, host.dtype)
+
+    def empty(self, shape: int | Sequence[int], dtype: npt.DTypeLike) -> DeviceArray:
+        """An uninitialised device-resident array."""
+        self._check_open()
+        dims = (shape,) if isinstance(shape, int) else tuple(shape)
+        kind = np.dtype(dtype)
+        nbytes = int(np.prod(dims, dtype=np.int64)) * kind.itemsize
+        if nbytes <= 0:
+            raise _invalid(f"empty({shape!r}, {kind}): a device array needs at least one element")
+        return DeviceArray(self, self._allocate(nbytes, AccessMode.READ_WRITE), dims, kind)
+
+    # -- kernels ------------------------------------------------------------
+
+    def kernel(
+        self,
+        source: str | Path | bytes,
+        *,
+        entry: str | None = None,
+        spec: Mapping[str | int, object] | None = None,
+        local_size: Sequence[int] | None = None,
+        build_options: str = "",
+        kind: ModuleKind | None = None,
+    ) -> Kernel:
+        """A kernel from a file (``.cl``, ``.spv``, ``.comp``/``.glsl``, an OpenCL binary, ``.kpkg``) or bytes.
+
+        ``spec``: Vulkan specialization constants by SpecId or name (``"local_size_x"`` sets the
+        work-group size constant); ``local_size``: the work-group size where the module fixes none.
+        """
+        self._check_open()
+        if isinstance(source, bytes):
+            data, name = source, "<bytes>"
+        else:
+            path = Path(source)
+            try:
+                data = path.read_bytes()
+            except OSError as exc:
+                raise _invalid(f"{path}: cannot read ({exc.strerror})") from None
+            name = str(path)
+            if path.suffix.lower() in GLSL_SUFFIXES:
+                data = compile_glsl(data, name=path.name)
+        if not data.startswith(MAGIC[:4]) and looks_like_glsl(data):
+            data = compile_glsl(data, name=name)
+        return Kernel(
+            self, data, name, entry=entry, spec=spec, local_size=local_size, build_options=build_options, kind=kind
+        )
+
+
+@dataclass(frozen=True)
+class DeviceArray:
+    """An array that lives in a device buffer; bound to kernels without a transfer."""
+
+    device: Device
+    buffer: int
+    shape: tuple[int, ...]
+    dtype: np.dtype[Any]
+
+    @property
+    def nbytes(self) -> int:
+        return int(np.prod(self.shape, dtype=np.int64)) * self.dtype.itemsize
+
+    @property
+    def size(self) -> int:
+        return int(np.prod(self.shape, dtype=np.int64))
+
+    def numpy(self) -> npt.NDArray[Any]:
+        """A host copy of the array."""
+        out = np.empty(self.shape, self.dtype)
+        self.device.engine.read_buffer_into(self.buffer, 0, _bytes_view(out))
+        return out
+
+    def write(self, data: npt.ArrayLike) -> None:
+        """Overwrite the whole array from ``data`` (same dtype and size)."""
+        host = np.ascontiguousarray(data)
+        if host.dtype != self.dtype or host.nbytes != self.nbytes:
+            raise _invalid(f"write: expected {self.size} {self.dtype} elements, got {host.size} {host.dtype}")
+        self.device.engine.write_buffer(self.buffer, 0, MemorySource(host.reshape(-1).view(np.uint8).data))
+
+    def free(self) -> None:
+        self.device.engine.free_buffer(self.buffer)
+
+
+# --------------------------------------------------------------------------- declarations
+
+
+@dataclass(frozen=True, slots=True)
+class Parameter:
+    """One thing a call can pass: a ``buffer``, a by-value ``value``, a ``local`` pointer or a ``push`` member."""
+
+    name: str
+    role: str  # buffer, value, local, push
+    index: int  # OpenCL argument index / Vulkan position in (set, binding) order / push member index
+    element: ValueType | None = None
+    access: AccessMode = AccessMode.READ
+    uniform: bool = False
+    set: int = 0
+    binding: int = 0
+    aliases: tuple[str, ...] = ()
+    """Other names that denote it (a Vulkan descriptor's instance, block and only-member names)."""
+
+
+def _opencl_parameters(module: bytes, kind: ModuleKind, entry: str | None, options: str) -> list[Parameter]:
+    out: list[Parameter] = []
+    if kind is ModuleKind.OPENCL_SOURCE:
+        kernels = opencl_kernels(module.decode("utf-8"), options)
+        chosen = [k for k in kernels if entry is None or k.name == entry]
+        if not chosen:
+            return out
+        for p in chosen[0].parameters:
+            role = "buffer" if p.is_buffer else "local" if p.is_local else "value"
+            access = AccessMode.READ if (p.is_const or p.address_space == "constant") else AccessMode.READ_WRITE
+            out.append(Parameter(p.name or str(p.index), role, p.index, p.value_type, access))
+        return out
+    spirv = inspect_spirv(module)
+    entries = [
+        e for e in spirv.entry_points if e.execution_model_name == "Kernel" and (entry is None or e.name == entry)
+    ]
+    for kp in entries[0].parameters if entries else ():
+        space = kp.storage_class
+        role = "value" if space is None else "local" if space == 4 else "buffer"
+        element = spirv_value_type(kp.type) if kp.type is not None else None
+        access = AccessMode.READ if (kp.no_write or space == 0) else AccessMode.READ_WRITE
+        out.append(Parameter(kp.name or str(kp.index), role, kp.index, element, access))
+    return out
+
+
+def _vulkan_parameters(module: bytes) -> list[Parameter]:
+    spirv = inspect_spirv(module)
+    out: list[Parameter] = []
+    for position, d in enumerate(spirv.descriptors):
+        element = None
+        members = d.type.members if d.type is not None else ()
+        if members and members[-1].type.kind in ("runtime_array", "array") and members[-1].type.component is not None:
+            element = spirv_value_type(members[-1].type.component)
+            if element is None and members[-1].type.component.kind == "vector":
+                element = None
+        only_member = members[0].name if len(members) == 1 else None
+        names = [n for n in (d.name, only_member, d.block_name) if n]
+        label = names[0] if names else str(position)
+        out.append(
+            Parameter(
+                label,
+                "buffer",
+                position,
+                element,
+                d.access,
+                d.descriptor_type == "uniform_buffer",
+                d.set,
+                d.binding,
+                tuple(dict.fromkeys(n for n in names[1:] if n != label)),
+            )
+        )
+    block = spirv.push_constant_block
+    for number, member in enumerate(block.members if block is not None else ()):
+        out.append(Parameter(member.name or str(number), "push", number, spirv_value_type(member.type)))
+    return out
+
+
+def _element_dtype(element: ValueType | None) -> np.dtype[Any] | None:
+    return None if element is None else element.scalar.numpy_dtype
+
+
+# --------------------------------------------------------------------------- kernels
+
+
+class Kernel:
+    """A kernel of one module on one device; call it with arrays and scalars (see the module docstring)."""
+
+    def __init__(
+        self,
+        device: Device,
+        module: bytes,
+        name: str,
+        *,
+        entry: str | None,
+        spec: Mapping[str | int, object] | None,
+        local_size: Sequence[int] | None,
+        build_options: str,
+        kind: ModuleKind | None,
+    ) -> None:
+        self.device = device
+        self.name = name
+        self._module = module
+        self._entry = entry
+        self._spec: dict[str | int, object] = dict(spec or {})
+        self._local_size = tuple(local_size) if local_size is not None else None
+        self._build_options = build_options
+        self._programs: OrderedDict[bytes, tuple[int, KernelPackage]] = OrderedDict()
+        self.package: KernelPackage | None = None
+        if module.startswith(MAGIC[:4]):
+            self.package = parse_package(module)
+            self.kind = self.package.module_kind
+            self.parameters = self._package_parameters(self.package)
+        else:
+            self.kind = kind if kind is not None else detect_module_kind(module)
+            if self.kind is ModuleKind.SPIRV_VULKAN:
+                self.parameters = tuple(_vulkan_parameters(module))
+                local = self._spec.pop("local_size_x", None)
+                if local is not None:
+                    self._local_size = (int(str(local)), *(self._local_size or (1, 1))[1:3])[:3]
+            elif self.kind is ModuleKind.OPENCL_BINARY:
+                raise _invalid(f"{name}: an OpenCL device binary says nothing about its arguments; load its .kpkg")
+            else:
+                self.parameters = tuple(_opencl_parameters(module, self.kind, entry, build_options))
+
+    def __repr__(self) -> str:
+        names = ", ".join(f"{p.name}:{p.role}" for p in self.parameters)
+        return f"<accelcore.Kernel {self.name} on {self.device.id} ({names})>"
+
+    @staticmethod
+    def _package_parameters(pkg: KernelPackage) -> tuple[Parameter, ...]:
+        names = {slot: name for name, slot in binding_names(pkg).items()}
+        return tuple(
+            Parameter(names.get(row.slot, str(row.slot)), "buffer", row.slot, None, row.access, set=row.set)
+            for row in sorted(pkg.bindings, key=lambda r: (r.set, r.native_index))
+        )
+
+    # -- argument routing ------------------------------------------------------
+
+    def _route(
+        self, args: Sequence[object], kwargs: Mapping[str, object]
+    ) -> tuple[dict[str, object], dict[str, object]]:
+        """(buffers by parameter name, scalars/local/push by name)."""
+        order = (
+            [p for p in self.parameters if p.role != "push"]
+            if self.kind is not ModuleKind.SPIRV_VULKAN
+            else [p for p in self.parameters if p.role == "buffer"]
+        )
+        if len(args) > len(order):
+            raise _invalid(
+                f"{self.name} takes {len(order)} positional arguments "
+                f"({', '.join(p.name for p in order)}), got {len(args)}"
+            )
+        given: dict[str, object] = {}
+        for param, value in zip(order, args, strict=False):
+            given[param.name] = value
+        by_name = {p.name: p for p in self.parameters}
+        alias = {a: p.name for p in self.parameters for a in p.aliases if a not in by_name}
+        for key, value in kwargs.items():
+            key = alias.get(key, key)
+            if key not in by_name:
+                listed = ", ".join(f"{p.name} ({p.role})" for p in self.parameters)
+                raise _invalid(f"{self.name} has no argument {key!r} (it has: {listed})")
+            if key in given:
+                raise _invalid(f"argument {key!r} is given twice (by position and by name)")
+            given[key] = value
+        buffers: dict[str, object] = {}
+        others: dict[str, object] = {}
+        for key, value in given.items():
+            if by_name[key].role == "buffer":
+                buffers[key] = value
+            else:
+                others[key] = value
+        missing = [p.name for p in self.parameters if p.role == "buffer" and p.name not in buffers]
+        if missing:
+            raise _invalid(f"{self.name}: buffer argument(s) {', '.join(missing)} not given")
+        return buffers, others
+
+    def _pack(
+        self,
+        others: Mapping[str, object],
+        global_size: int | Sequence[int] | None,
+        groups: Sequence[int] | None,
+    ) -> KernelPackage:
+        if self.package is not None:
+            if others:
+                raise _invalid(
+                    f"{self.name} is a kernel package: its arguments are recorded ({', '.join(others)} given); "
+                    "load the source module to pass them per call"
+                )
+            return self.package
+        by_name = {p.name: p for p in self.parameters}
+        arguments: dict[str | int, object] = {k: v for k, v in others.items() if by_name[k].role == "value"}
+        push: dict[str | int, object] = {k: v for k, v in others.items() if by_name[k].role == "push"}
+        local: dict[str | int, int] = {}
+        for key, value in others.items():
+            if by_name[key].role == "local":
+                if not isinstance(value, LocalMemory):
+                    raise _invalid(
+                        f"argument {key!r} is a __local pointer; pass ac.local_memory(NBYTES), not {value!r}"
+                    )
+                local[key] = value.nbytes
+            elif isinstance(value, LocalMemory):
+                raise _invalid(f"argument {key!r} is not a __local pointer; local_memory() fits __local arguments only")
+        dispatch = None
+        if groups is not None:
+            if global_size is not None:
+                raise _invalid("give global_size= or groups=, not both")
+            g = (*tuple(groups), 1, 1)
+            dispatch = Dispatch(DispatchKind.FIXED, (int(g[0]), int(g[1]), int(g[2])))
+        elif global_size is None:
+            raise _invalid(f"{self.name}: pass global_size= (work-items, 1-3 axes) or groups=")
+        local_size = self._local_size
+        return pack_module(
+            self._module,
+            kind=self.kind,
+            entry_point=self._entry,
+            dispatch=dispatch,
+            global_size=None if dispatch is not None else global_size,
+            local_size=_triple(local_size) if local_size is not None else None,
+            build_options=self._build_options,
+            arguments=arguments or None,
+            local_memory=local or None,
+            push_constants=push or None,
+            spec_constants=self._spec or None,
+        )
+
+    def _program(self, pkg: KernelPackage) -> int:
+        data = write_package(pkg)
+        cached = self._programs.get(data)
+        if cached is not None:
+            self._programs.move_to_end(data)
+            return cached[0]
+        engine = self.device.engine
+        ref = ArtifactRef(pkg.format, pkg.target, MemorySource(data), self.device.resident_bytes)
+        program = engine.load_program(self.device.context, ref)
+        self._programs[data] = (program, pkg)
+        while len(self._programs) > _PROGRAMS_PER_KERNEL:
+            _, (old, _) = self._programs.popitem(last=False)
+            engine.unload_program(old)
+        return program
+
+    # -- calls ----------------------------------------------------------------
+
+    def submit(
+        self,
+        *args: object,
+        global_size: int | Sequence[int] | None = None,
+        groups: Sequence[int] | None = None,
+        timeout: float | None = None,
+        **kwargs: object,
+    ) -> Run:
+        """Check, upload and submit; returns a :class:`Run` (``done()``, ``wait()``, ``cancel()``)."""
+        self.device._check_open()
+        buffers, others = self._route(args, kwargs)
+        pkg = self._pack(others, global_size, groups)
+        rows = {(row.set, row.native_index): row for row in pkg.bindings}
+        plan = []
+        for param in self.parameters:
+            if param.role != "buffer":
+                continue
+            if self.package is not None:
+                row = next(r for r in pkg.bindings if r.slot == param.index)
+            elif self.kind is ModuleKind.SPIRV_VULKAN:
+                row = rows[(param.set, param.binding)]
+            else:
+                row = rows[(0, param.index)]
+            plan.append((param, row, _checked_array(param, row, buffers[param.name], pkg)))
+        program = self._program(pkg)
+        return Run(self, program, plan, timeout)
+
+    def __call__(
+        self,
+        *args: object,
+        global_size: int | Sequence[int] | None = None,
+        groups: Sequence[int] | None = None,
+        timeout: float | None = None,
+        **kwargs: object,
+    ) -> Any:
+        """``submit(...).wait()``: the arrays the kernel writes (one, or a tuple in parameter order)."""
+        return self.submit(*args, global_size=global_size, groups=groups, timeout=timeout, **kwargs).wait()
+
+
+def _checked_array(param: Parameter, row: Any, value: object, pkg: KernelPackage) -> npt.NDArray[Any] | DeviceArray:
+    """The array for a buffer parameter, checked against the declaration (never converted)."""
+    what = f"argument {param.name}"
+    writes = bool(int(row.access) & int(AccessMode.WRITE))
+    declared = _element_dtype(param.element)
+    if isinstance(value, DeviceArray):
+        dtype, nbytes = value.dtype, value.nbytes
+    elif isinstance(value, np.ndarray):
+        dtype, nbytes = value.dtype, value.nbytes
+        if not value.flags.c_contiguous:
+            raise _invalid(f"{what} is not C-contiguous; pass np.ascontiguousarray(...) (a kernel sees flat memory)")
+        if writes and not value.flags.writeable:
+            raise _invalid(f"{what} is read-only, but the kernel writes it ({row.access.name})")
+    else:
+        raise _invalid(f"{what} is a buffer; pass a numpy array or a device array, not {type(value).__name__}")
+    if declared is not None and dtype.base != declared and not (dtype.fields is None and dtype.base == declared):
+        raise _invalid(
+            f"{what} declares {param.element} elements ({declared}) but was given an array of {dtype}; "
+            f"convert it first (e.g. x.astype(np.{declared.name}))"
+        )
+    if nbytes == 0:
+        raise _invalid(f"{what} is empty; a buffer needs at least one element")
+    if nbytes % row.element_size:
+        raise _invalid(
+            f"{what}: {nbytes} bytes are not a whole number of the kernel's {row.element_size}-byte elements"
+        )
+    if row.coverage is not Coverage.UNKNOWN:
+        pass  # the engine checks stated coverage at submit
+    return value
+
+
+class RunCancelled(Exception):
+    """:meth:`Run.wait` on a run whose event ended Cancelled (the kernel never ran)."""
+
+
+class Run:
+    """One submitted call: ``done()``, ``wait(timeout=None)`` (returns the written arrays), ``cancel()``."""
+
+    def __init__(
+        self,
+        kernel: Kernel,
+        program: int,
+        plan: list[tuple[Parameter, Any, npt.NDArray[Any] | DeviceArray]],
+        timeout: float | None,
+    ) -> None:
+        self.kernel = kernel
+        device = kernel.device
+        engine = device.engine
+        self._engine = engine
+        self._temporary: list[int] = []
+        self._readback: list[tuple[int, npt.NDArray[Any]]] = []
+        self._results: list[npt.NDArray[Any] | DeviceArray] = []
+        self._state: EventState | None = None
+        bindings = []
+        try:
+            for param, row, value in plan:
+                if isinstance(value, DeviceArray):
+                    if value.device is not device:
+                        raise _invalid(f"argument {param.name} lives on {value.device.id}, not {device.id}")
+                    buffer = value.buffer
+                else:
+                    buffer = device._allocate(value.nbytes, AccessMode(row.access))
+                    self._temporary.append(buffer)
+                    if int(row.access) & int(AccessMode.READ) or not int(row.access) & int(AccessMode.WRITE):
+                        engine.write_buffer(buffer, 0, MemorySource(value.reshape(-1).view(np.uint8).data))
+                    if int(row.access) & int(AccessMode.WRITE):
+                        self._readback.append((buffer, value))
+                if int(row.access) & int(AccessMode.WRITE):
+                    self._results.append(value)
+                bindings.append((row.slot, buffer, None, AccessMode(row.access)))
+            deadline = Timeout.INFINITE if timeout is None else Timeout.after_ns(max(1, int(timeout * 1e9)))
+            self.event = engine.submit(device.queue, program, bindings, deadline)
+        except BaseException:
+            self._release()
+            raise
+
+    def _release(self) -> None:
+        for buffer in self._temporary:
+            self._engine.free_buffer(buffer)
+        self._temporary.clear()
+
+    def done(self) -> bool:
+        """Whether the run has ended (Complete, Failed or Cancelled)."""
+        if self._state is not None:
+            return True
+        return self._engine.poll(self.event).status in (EventStatus.COMPLETE, EventStatus.FAILED, EventStatus.CANCELLED)
+
+    def cancel(self) -> None:
+        """Cancel a run that has not started (UNSUPPORTED where the device cannot prove cancellation)."""
+        if not self.kernel.device.can_cancel:
+            raise BackendError(ErrorKind.UNSUPPORTED, f"{self.kernel.device.id} does not advertise EVENT_CANCELLATION")
+        self._engine.cancel(self.event)
+
+    def wait(self, timeout: float | None = None) -> Any:
+        """Wait for the end; read back what the kernel wrote into the caller's arrays and return them."""
+        if self._state is None:
+            state = self._engine.wait(self.event, timeout)
+            self._state = state
+            try:
+                if state.status is EventStatus.COMPLETE:
+                    for buffer, array in self._readback:
+                        self._engine.read_buffer_into(buffer, 0, _bytes_view(array))
+            finally:
+                self._engine.destroy_event(self.event)
+                self._release()
+        state = self._state
+        if state.status is EventStatus.FAILED:
+            assert state.error is not None
+            raise state.error
+        if state.status is EventStatus.CANCELLED:
+            raise RunCancelled(f"{self.kernel.name} was cancelled before it ran")
+        if not self._results:
+            return None
+        return self._results[0] if len(self._results) == 1 else tuple(self._results)
