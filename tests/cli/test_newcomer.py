@@ -168,3 +168,31 @@ def test_expectation_typos_exit_3_naming_entry_value_and_valid_ones(
     assert result.exit_code == 3, result.output
     for text in expected:
         assert text in result.output, result.output
+
+
+# 4. accel bench writes nothing unless asked.
+
+
+def test_bench_writes_nothing_without_json_or_plot(cli_env, runner: CliRunner, monkeypatch, tmp_path) -> None:
+    import accel_bench
+
+    calls: list[tuple] = []
+
+    def fake_run(entries, json_path, plot_dir, **kwargs):
+        calls.append((json_path, plot_dir))
+        return {"devices": [{"errors": []}]}
+
+    monkeypatch.setattr(accel_bench, "run", fake_run)
+    monkeypatch.chdir(tmp_path)
+    result = runner.invoke(main, ["bench", "fixture:0", "--quick"])
+    assert result.exit_code == 0, result.output
+    assert calls == [(None, None)]
+    assert "nothing written" in result.output and list(tmp_path.iterdir()) == []
+    result = runner.invoke(main, ["bench", "fixture:0", "--json", "r.json"])
+    assert result.exit_code == 0 and calls[-1] == ("r.json", None) and "wrote r.json" in result.output
+    result = runner.invoke(main, ["bench", "fixture:0", "--plot", "plots"])
+    assert result.exit_code == 0 and calls[-1][1] == "plots" and calls[-1][0].endswith("results.json")
+    from pathlib import Path
+
+    make = (Path(__file__).resolve().parents[2] / "Makefile").read_text()
+    assert "accel bench --json docs/benchmarks/results.json --plot docs/benchmarks" in make

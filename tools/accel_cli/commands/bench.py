@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import tempfile
+from pathlib import Path
+
 import click
 
 from ..inventory import discover
@@ -9,34 +12,45 @@ from ..render import error_boundary
 
 
 @click.command()
-@click.argument("devices", nargs=-1)
+@click.argument("devices", nargs=-1, metavar="[DEVICE...]")
 @click.option(
     "--json",
     "json_path",
-    default="docs/benchmarks/results.json",
-    show_default=True,
+    default=None,
+    metavar="FILE",
     type=click.Path(dir_okay=False),
-    help="Where the results JSON (with machine and driver facts) is written.",
+    help="Write the results JSON (with machine and driver facts) to FILE (a file, not stdout).",
 )
 @click.option(
     "--plot",
     "plot_dir",
     default=None,
+    metavar="DIR",
     type=click.Path(file_okay=False),
-    help="Folder for results.md and the PNG plots [default: the JSON's folder].",
+    help="Write results.md and the PNG plots to DIR [default with --json: the JSON's folder].",
 )
 @click.option("--quick", is_flag=True, help="Small sizes and few repeats (a smoke run, not a measurement).")
 @error_boundary
-def bench(devices: tuple[str, ...], json_path: str, plot_dir: str | None, quick: bool) -> None:
+def bench(devices: tuple[str, ...], json_path: str | None, plot_dir: str | None, quick: bool) -> None:
     """Benchmark DEVICE... (default: every OpenCL and Vulkan device) against the raw APIs,
     wgpu-py and memcpy: transfers, dispatch round trip, engine overhead, program load and
-    copy-freedom. Medians and min-max over repeated runs; exit 1 if any item failed."""
+    copy-freedom. Medians and min-max over repeated runs; exit 1 if any item failed.
+
+    Nothing is written unless --json FILE or --plot DIR is given (make bench passes both)."""
     import accel_bench
 
     inventory = discover()
     entries = inventory.select_many(list(devices)) if devices else None
-    document = accel_bench.run(entries, json_path, plot_dir, quick=quick, families=inventory.families)
+    with tempfile.TemporaryDirectory(prefix="accel-bench-") as scratch:
+        # --plot alone: the plots are made from a JSON document, kept only as long as the run.
+        target = json_path if json_path is not None else (str(Path(scratch) / "results.json") if plot_dir else None)
+        document = accel_bench.run(entries, target, plot_dir, quick=quick, families=inventory.families)
     errors = sum(len(device["errors"]) for device in document["devices"])
-    click.echo(f"wrote {json_path}: {len(document['devices'])} devices, {errors} failed items")
+    written = [f"wrote {p}" for p in (json_path, plot_dir) if p is not None]
+    summary = f"{len(document['devices'])} devices, {errors} failed items"
+    if written:
+        click.echo(f"{', '.join(written)}: {summary}")
+    else:
+        click.echo(f"{summary}; nothing written (pass --json FILE and/or --plot DIR to keep the results)")
     if errors:
         raise SystemExit(1)
