@@ -196,3 +196,21 @@ def test_bench_writes_nothing_without_json_or_plot(cli_env, runner: CliRunner, m
 
     make = (Path(__file__).resolve().parents[2] / "Makefile").read_text()
     assert "accel bench --json docs/benchmarks/results.json --plot docs/benchmarks" in make
+
+
+# 5. GLSL is recognised and refused with the command that compiles it.
+
+
+@pytest.mark.parametrize("command", [["run", "reference:0"], ["pack"], ["inspect"]])
+def test_glsl_source_is_refused_with_the_compile_command(cli_env, runner: CliRunner, tmp_path, command) -> None:
+    shader = tmp_path / "k.comp"
+    shader.write_text(
+        "#version 450\nlayout(local_size_x = 64) in;\nlayout(std430, binding = 0) buffer B { float x[]; };\n"
+        "void main() { x[gl_GlobalInvocationID.x] *= 2.0; }\n"
+    )
+    extra = ["-o", str(tmp_path / "k.kpkg")] if command == ["pack"] else []
+    result = runner.invoke(main, [*command, str(shader), *extra])
+    assert result.exit_code == 3, result.output
+    assert "GLSL" in result.output and "not OpenCL C" in result.output
+    assert f"glslangValidator -V --target-env vulkan1.1 -o k.spv {shader}" in result.output
+    assert "__kernel" not in result.output  # not judged as OpenCL C

@@ -13,6 +13,7 @@ wraps the codec's or packer's BackendError kind).
 from __future__ import annotations
 
 import enum
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -111,12 +112,40 @@ class PackOptions:
     extra: dict[str, Any] = field(default_factory=dict)
 
 
+_GLSL_VERSION = re.compile(rb"^[ \t]*#[ \t]*version[ \t]+\d+", re.MULTILINE)
+_GLSL_SHADER = re.compile(
+    rb"\blayout\s*\(|\bvoid\s+main\s*\(|\bgl_(GlobalInvocationID|LocalInvocationID|WorkGroupID)\b"
+)
+
+
+def is_glsl(data: bytes) -> bool:
+    """``data`` is GLSL shader text (a ``#version`` directive and a layout, ``main`` or ``gl_`` built-in),
+    which no provider loads and which is not OpenCL C."""
+    if b"\0" in data[:4096] or b"__kernel" in data or b"kernel void" in data:
+        return False
+    return bool(_GLSL_VERSION.search(data)) and bool(_GLSL_SHADER.search(data))
+
+
+def refuse_glsl(path: Path, data: bytes) -> None:
+    """ArtifactError (exit 3) saying how to compile GLSL to SPIR-V, when ``data`` is GLSL."""
+    if is_glsl(data):
+        out = path.with_suffix(".spv").name
+        raise ArtifactError(
+            f"{path}: GLSL shader source (a #version directive), not OpenCL C, SPIR-V or a package; compile it to "
+            f"SPIR-V first: glslangValidator -V --target-env vulkan1.1 -o {out} {path}, then use {out}",
+            "INVALID_ARGUMENT",
+        )
+
+
 def read_file(path: Path) -> bytes:
+    """The bytes of an artifact file; GLSL source is refused with the command that compiles it."""
     try:
         size = path.stat().st_size
         if size > MAX_ARTIFACT_FILE_BYTES:
             raise ArtifactError(f"{path}: {size} bytes is larger than the {MAX_ARTIFACT_FILE_BYTES} an artifact may be")
-        return path.read_bytes()
+        data = path.read_bytes()
+        refuse_glsl(path, data)
+        return data
     except FileNotFoundError:
         raise ArtifactError(f"{path}: no such file") from None
     except IsADirectoryError:
