@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from .accelerator import Accelerator
 from .buffers import AllocatedBuffer, BufferDesc, BufferInfo, BufferRange, validate_transfer
+from .compare import compare
 from .device import ContextDesc, DeviceIdentity, DeviceInfo, DeviceLimits, QueueDesc
 from .errors import (
     BackendError,
@@ -113,6 +114,7 @@ __all__ = [
     "TransportFault",
     "TransportFaultKind",
     "__version__",
+    "compare",
     "copy_port",
     "devices",
     "local_memory",

@@ -616,6 +616,8 @@ class Run:
         self._temporary: list[int] = []
         self._readback: list[tuple[int, npt.NDArray[Any]]] = []
         self._results: list[npt.NDArray[Any] | DeviceArray] = []
+        self.outputs: dict[str, npt.NDArray[Any] | DeviceArray] = {}
+        """What the kernel writes, by parameter name (filled in by :meth:`wait`)."""
         self._state: EventState | None = None
         bindings = []
         try:
@@ -633,6 +635,7 @@ class Run:
                         self._readback.append((buffer, value))
                 if int(row.access) & int(AccessMode.WRITE):
                     self._results.append(value)
+                    self.outputs[param.name] = value
                 bindings.append((row.slot, buffer, None, AccessMode(row.access)))
             deadline = Timeout.INFINITE if timeout is None else Timeout.after_ns(max(1, int(timeout * 1e9)))
             self.event = engine.submit(device.queue, program, bindings, deadline)
