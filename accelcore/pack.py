@@ -421,6 +421,23 @@ def _vulkan_rows(module: SpirvModule, bindings: Sequence[PackageBinding] | None)
     return tuple(rows)
 
 
+def _push_requirement(module: SpirvModule, has_count: bool) -> str:
+    """What to pass for a push-constant block given no values: every member by name, or the count when the
+    block is just one 32-bit integer at offset 0 (the whole fix in one message)."""
+    block = module.push_constant_block
+    if block is None or block.size is None:
+        return ""
+    members_named = ", ".join(f"{m.name or n} ({describe(m.type)} at {m.offset})" for n, m in enumerate(block.members))
+    names = [m.name or str(n) for n, m in enumerate(block.members) if not (has_count and m.offset == 0)]
+    each = " ".join(f"push_constants[{name}]=VALUE" for name in names)
+    text = f"the module reads a push-constant block of {block.size} bytes ({members_named}); pass {each}"
+    only = block.members[0] if len(block.members) == 1 else None
+    if not has_count and only is not None and only.offset == 0:
+        if spirv_value_type(only.type) in (ValueType(ScalarType.U32), ValueType(ScalarType.I32)):
+            text += f", or set dispatch.count_argument={only.name or 0} (the block is just the element count)"
+    return text
+
+
 def _push_block(
     module: SpirvModule,
     rule: Dispatch,
@@ -453,14 +470,10 @@ def _push_block(
         if len(raw) != padded:
             raise _invalid(f"push_constants= is {len(raw)} bytes; the module's block is {size} bytes ({padded} padded)")
         return raw
-    members_named = ", ".join(f"{m.name or n} ({describe(m.type)} at {m.offset})" for n, m in enumerate(block.members))
     if not push_constants:
         if has_count and padded == 4:
             return b""  # version 1: the count is the whole block
-        raise _invalid(
-            f"the module reads a push-constant block of {size} bytes ({members_named}); "
-            "pass push_constants={member: value}" + ("" if has_count else " or set dispatch.count_argument")
-        )
+        raise _invalid(_push_requirement(module, has_count))
     preset = {n: "count" for n in at_zero} if has_count else {}
     return struct_bytes(block.members, size, push_constants, "push constant", preset=preset)
 
@@ -583,7 +596,13 @@ def pack_module(
                         f"count_argument={count_argument!r}: on Vulkan the count is the push-constant member at "
                         "offset 0; name that member or give an index"
                     )
-            rule = _dispatch_rule(dispatch, global_size, count_index)
+            try:
+                rule = _dispatch_rule(dispatch, global_size, count_index)
+            except BackendError as exc:
+                needs = "" if push_constants else _push_requirement(spirv, count_index is not None)
+                if not needs or (count_index is not None and "=VALUE" not in needs):
+                    raise
+                raise _invalid(f"{exc.message.removeprefix('pack: ')}; also, {needs}") from None
             push = _push_block(spirv, rule, push_constants)
         else:
             kernels = [e for e in spirv.entry_points if e.execution_model_name == "Kernel"]

@@ -214,3 +214,37 @@ def test_glsl_source_is_refused_with_the_compile_command(cli_env, runner: CliRun
     assert "GLSL" in result.output and "not OpenCL C" in result.output
     assert f"glslangValidator -V --target-env vulkan1.1 -o k.spv {shader}" in result.output
     assert "__kernel" not in result.output  # not judged as OpenCL C
+
+
+# 6. A push-constant block is named in one step: every member, or --count-arg when it is just the count.
+
+
+@pytest.mark.parametrize(
+    ("module", "named", "count_hint"),
+    [("saxpy_pc.vk.spv", ["--push a=VALUE --push n=VALUE"], False), ("saxpy.vk.spv", ["--push count=VALUE"], True)],
+)
+def test_push_constant_error_names_the_whole_fix(
+    cli_env, runner: CliRunner, tmp_path, monkeypatch, module: str, named: list[str], count_hint: bool
+) -> None:
+    from pathlib import Path
+
+    spv = Path(__file__).resolve().parents[2] / "artifacts" / "spirv" / module
+    if not spv.exists():
+        pytest.skip(f"{spv} not built")
+    monkeypatch.setenv("ACCEL_PROVIDERS", "reference")
+    from accel_cli.artifacts import PackOptions, load_artifact
+
+    for options in (PackOptions(), PackOptions(global_size=(1024,))):
+        try:
+            load_artifact(spv, options)
+        except Exception as exc:  # ArtifactError
+            from accel_cli.packing import cli_words
+
+            message = cli_words(str(exc))
+        else:
+            pytest.fail("packing without push-constant values succeeded")
+        for text in named:
+            assert text in message, message
+        assert ("--count-arg count (the block is just the element count)" in message) == count_hint, message
+        if options.global_size is None:
+            assert "--global" in message  # the dispatch is named in the same message

@@ -248,6 +248,7 @@ _WORDS: tuple[tuple[re.Pattern[str], str], ...] = (
     (re.compile(r"\blocal_memory=\{\.\.\.: BYTES\}"), "--local-mem NAME=BYTES"),
     (re.compile(r"\blocal_memory="), "--local-mem "),
     (re.compile(r"\bpush_constants=\{member: value\}"), "--push MEMBER=VALUE"),
+    (re.compile(r"\bpush_constants\[(\w+)\]=VALUE"), r"--push \1=VALUE"),
     (re.compile(r"\bpush_constants="), "--push "),
     (re.compile(r"\bspec_constants="), "--spec "),
     (re.compile(r"\bcoverage="), "--coverage "),
