@@ -248,3 +248,36 @@ def test_push_constant_error_names_the_whole_fix(
         assert ("--count-arg count (the block is just the element count)" in message) == count_hint, message
         if options.global_size is None:
             assert "--global" in message  # the dispatch is named in the same message
+
+
+# 8. Environment mistakes and empty listings.
+
+
+def test_providers_typo_is_a_usage_error_listing_known_names(cli_env, runner: CliRunner, monkeypatch) -> None:
+    monkeypatch.setenv("ACCEL_PROVIDERS", "vulkn,reference")
+    result = runner.invoke(main, ["devices"])
+    assert result.exit_code == 2, result.output
+    assert "'vulkn'" in result.output and "known providers: " in result.output and "reference" in result.output
+
+
+def test_no_device_found_is_non_zero_with_the_reasons(cli_env, runner: CliRunner, monkeypatch) -> None:
+    monkeypatch.setenv("ACCEL_PROVIDERS", "missing,broken")
+    for args in (["devices"], ["devices", "--json"]):
+        result = runner.invoke(main, args)
+        assert result.exit_code == 4, result.output
+        assert "no device found" in result.output and "libmissing.so.1 not found" in result.output
+
+
+def test_two_outputs_to_stdout_are_refused(cli_env, runner: CliRunner) -> None:
+    result = runner.invoke(main, ["conformance", "fixture:0", "--json", "-", "--junit", "-"])
+    assert result.exit_code == 2, result.output
+    assert "--json and --junit both write to stdout" in result.output
+
+
+def test_bad_accel_device_says_where_it_came_from(cli_env, runner: CliRunner, monkeypatch) -> None:
+    monkeypatch.setenv("ACCEL_DEVICE", "bogus")
+    result = runner.invoke(main, ["info"])
+    assert result.exit_code == 2, result.output
+    assert "matches no device (the selector came from ACCEL_DEVICE='bogus'" in result.output
+    result = runner.invoke(main, ["info", "bogus"])
+    assert result.exit_code == 2 and "ACCEL_DEVICE" not in result.output

@@ -63,6 +63,13 @@ def _as_failure(exc: BaseException) -> CliFailure | None:
     if isinstance(exc, CliFailure):
         return exc
     if isinstance(exc, SelectorError):
+        ctx = click.get_current_context(silent=True)
+        source = ctx.get_parameter_source("device") if ctx is not None else None
+        if source is click.core.ParameterSource.ENVIRONMENT:
+            env = "ACCEL_DEVICE"
+            first, *rest = str(exc).split("\n")
+            note = f" (the selector came from {env}={os.environ.get(env, '')!r}; unset it or pass DEVICE)"
+            return UsageProblem("\n".join([first + note, *rest]), argument=env)
         return UsageProblem(str(exc), argument="DEVICE")
     if isinstance(exc, ProviderUnavailable):
         return DeviceFailure(f"provider {exc.provider} is unavailable: {exc.reason}")

@@ -235,6 +235,12 @@ def conformance(
     with --strict), 2 bad usage or selector (or a --case matching no case), 3 a malformed --expect or report
     file, 4 no device to run on.
     """
+    to_stdout = [o for o, v in (("--json", json_path), ("--junit", junit_path), ("--html", html_path)) if v == "-"]
+    if len(to_stdout) > 1:
+        raise UsageProblem(
+            f"{' and '.join(to_stdout)} both write to stdout (-); send at most one there and the others to files",
+            argument=to_stdout[1],
+        )
     set_json_mode(json_path == "-")
     expectations = _load_expect(expect_values, merge=merge)
     if merge:

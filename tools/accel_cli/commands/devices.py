@@ -7,6 +7,7 @@ from typing import Any
 import click
 from rich.table import Table
 
+from ..exitcodes import ExitCode
 from ..inventory import Inventory, discover
 from ..render import console, emit_json, error_boundary, hexuuid, set_json_mode
 
@@ -52,6 +53,8 @@ def devices(as_json: bool, verbose: bool) -> None:
     inventory = discover()
     if as_json:
         emit_json(inventory_json(inventory))
+        if not inventory.devices:
+            _no_device(inventory)
         return
     out = console()
     table = Table(title="Devices", title_justify="left")
@@ -88,4 +91,14 @@ def devices(as_json: bool, verbose: bool) -> None:
         providers.add_row(status.name, state, str(status.device_count), status.reason)
     out.print(providers)
     if not inventory.devices:
-        out.print("No device found. See the reasons above; docs/cli.md lists the driver packages.")
+        _no_device(inventory)
+
+
+def _no_device(inventory: Inventory) -> None:
+    """Exit 4 with every provider's reason: nothing to run on is a failure, not an empty success."""
+    reasons = "; ".join(f"{p.name}: {p.reason}" for p in inventory.providers if not p.available)
+    click.echo(
+        f"Error: no device found ({reasons or 'no provider installed'}); docs/cli.md lists the driver packages",
+        err=True,
+    )
+    click.get_current_context().exit(int(ExitCode.DEVICE_ERROR))
