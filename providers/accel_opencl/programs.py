@@ -44,7 +44,7 @@ from .kernel_arguments import (
     read_argument_info,
     set_arguments,
 )
-from .source_check import check_build_options
+from .source_check import check_build_options, check_includes
 
 __all__ = ["ACCEPTED_KINDS", "BuiltProgram", "ProgramLoader"]
 
@@ -178,6 +178,7 @@ class ProgramLoader:
             ) from None
         if "\0" in source:
             raise BackendError(ErrorKind.INVALID_ARGUMENT, f"OpenCL C source has a NUL byte at {source.index(chr(0))}")
+        check_includes(source, check_build_options(package.build_options))
         key = self._source_key(package)
         cached = binary_cache.get(key)
         if cached is not None:

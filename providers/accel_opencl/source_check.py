@@ -23,12 +23,23 @@ that make the compiler read, write or load other files (``-include``,
 
 from __future__ import annotations
 
+import errno
+import os
 import re
+import stat
 from dataclasses import dataclass
 
 from accelcore import BackendError, ErrorKind
 
-__all__ = ["VALID_OPTIONS", "BuildOptions", "check_build_options"]
+__all__ = [
+    "INCLUDE_ROOTS_ENV",
+    "VALID_OPTIONS",
+    "BuildOptions",
+    "check_build_options",
+    "check_includes",
+    "include_directives",
+    "include_roots",
+]
 
 VALID_OPTIONS = "-D<name>[=<value>], -I<dir> or -I <dir>, -w, -Werror, -g, -cl-<option>[=<value>]"
 """What :func:`check_build_options` accepts, as said in its refusals."""
@@ -86,3 +97,246 @@ def check_build_options(options: str) -> BuildOptions:
         elif not (_DEFINE.fullmatch(word) or _CL_OPTION.fullmatch(word) or word in _FLAGS):
             raise _refuse(f"option {word!r} at position {position} is not accepted (valid: {VALID_OPTIONS})")
     return BuildOptions(options, tuple(include_dirs))
+
+
+# --------------------------------------------------------------------------- #include
+
+
+INCLUDE_ROOTS_ENV = "ACCELCORE_OPENCL_INCLUDE_ROOTS"
+"""os.pathsep-separated folders inside which ``-I`` folders may lie; unset or empty: none."""
+MAX_INCLUDED_FILES = 256
+MAX_INCLUDED_BYTES = 64 << 20
+_INCLUDE_DIRECTIVES = frozenset({"include", "include_next", "import", "embed"})
+_SPLICE = re.compile(r"\\[ \t\f\v]*(?:\r\n|\r|\n)")
+_MAYBE_INCLUDE = re.compile(r"include|import|embed")
+_NEWLINE = re.compile(r"\r\n|\r|\n")
+_IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+_SIGNIFICANT = re.compile(r"/\*|//|\"|'")
+
+
+def _refuse_include(where: str, line: int, message: str) -> BackendError:
+    return BackendError(
+        ErrorKind.INVALID_ARGUMENT, f"#include refused before the driver saw the source: {where} line {line}: {message}"
+    )
+
+
+def _logical_lines(text: str) -> list[tuple[int, str]]:
+    """(first physical line number, text) of every line after trigraphs ??= ??/ and line splicing."""
+    text = text.replace("??=", "#").replace("??/", "\\")
+    lines: list[tuple[int, str]] = []
+    start = 1
+    pending: list[str] = []
+    for number, physical in enumerate(_NEWLINE.split(text), start=1):
+        stripped = physical.rstrip(" \t\f\v")
+        if stripped.endswith("\\"):
+            if not pending:
+                start = number
+            pending.append(stripped[:-1])
+            continue
+        if pending:
+            pending.append(physical)
+            lines.append((start, "".join(pending)))
+            pending = []
+        else:
+            lines.append((number, physical))
+    if pending:
+        lines.append((start, "".join(pending)))
+    return lines
+
+
+def _skip_blank(line: str, pos: int, in_comment: bool) -> tuple[int, bool]:
+    """Skip white space and comments from ``pos``; (new position, inside an unclosed /* comment)."""
+    end = len(line)
+    while pos < end:
+        if in_comment:
+            close = line.find("*/", pos)
+            if close < 0:
+                return end, True
+            pos, in_comment = close + 2, False
+        elif line[pos] in " \t\f\v":
+            pos += 1
+        elif line.startswith("/*", pos):
+            pos, in_comment = pos + 2, True
+        elif line.startswith("//", pos):
+            return end, False
+        else:
+            break
+    return pos, in_comment
+
+
+def _rest_state(line: str, pos: int, in_comment: bool) -> bool:
+    """Scan the rest of ``line`` for comments (skipping string and character literals); the comment state at its end."""
+    end = len(line)
+    while pos < end:
+        if in_comment:
+            close = line.find("*/", pos)
+            if close < 0:
+                return True
+            pos, in_comment = close + 2, False
+            continue
+        match = _SIGNIFICANT.search(line, pos)
+        if match is None:
+            return False
+        token = match.group()
+        if token == "//":
+            return False
+        if token == "/*":
+            pos, in_comment = match.end(), True
+            continue
+        pos = match.end()  # a literal: runs to its closing quote (backslash escapes) or the end of the line
+        while pos < end and line[pos] != token:
+            pos += 2 if line[pos] == "\\" else 1
+        pos += 1
+    return in_comment
+
+
+def include_directives(text: str) -> list[tuple[int, str, str | None, str]]:
+    """Every #include-like directive of ``text``: (line, directive, plain name or None, operand as written).
+
+    Conservative: a directive inside ``#if 0`` counts, and a ``#`` that follows a comment spanning
+    lines counts as the start of a line.
+    """
+    if not _MAYBE_INCLUDE.search(_SPLICE.sub("", text)):
+        return []
+    found: list[tuple[int, str, str | None, str]] = []
+    in_comment = False
+    for number, line in _logical_lines(text):
+        pos, in_comment = _skip_blank(line, 0, in_comment)
+        if line.startswith("#", pos) or line.startswith("%:", pos):
+            pos, in_comment = _skip_blank(line, pos + (1 if line[pos] == "#" else 2), in_comment)
+            match = _IDENTIFIER.match(line, pos)
+            if match and match.group() in _INCLUDE_DIRECTIVES:
+                directive = match.group()
+                pos, in_comment = _skip_blank(line, match.end(), in_comment)
+                operand = line[pos:].strip()
+                closing = {'"': '"', "<": ">"}.get(line[pos : pos + 1])
+                close = line.find(closing, pos + 1) if closing else -1
+                if closing and close > pos + 1:
+                    found.append((number, directive, line[pos + 1 : close], operand))
+                    pos = close + 1
+                else:
+                    found.append((number, directive, None, operand))
+                    pos = len(line)
+        in_comment = _rest_state(line, pos, in_comment)
+    return found
+
+
+def _within(path: str, folder: str) -> bool:
+    return path == folder or path.startswith(folder.rstrip(os.sep) + os.sep)
+
+
+def include_roots() -> tuple[str, ...]:
+    """The real paths named by ``ACCELCORE_OPENCL_INCLUDE_ROOTS`` (empty when unset)."""
+    value = os.environ.get(INCLUDE_ROOTS_ENV, "")
+    return tuple(os.path.realpath(part) for part in value.split(os.pathsep) if part.strip())
+
+
+def _read_regular(path: str, most: int) -> bytes:
+    """At most ``most`` bytes of ``path``; OSError unless it is a regular file (never blocks on a FIFO)."""
+    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_NOCTTY", 0))
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise OSError(errno.EINVAL, "not a regular file")
+        chunks: list[bytes] = []
+        while most > 0 and (chunk := os.read(fd, min(most, 1 << 20))):
+            chunks.append(chunk)
+            most -= len(chunk)
+        return b"".join(chunks)
+    finally:
+        os.close(fd)
+
+
+def _include_folders(options: BuildOptions) -> list[str]:
+    """The real paths of the ``-I`` folders; INVALID_ARGUMENT unless each lies inside an include root."""
+    roots = include_roots()
+    folders: list[str] = []
+    for folder in options.include_dirs:
+        real = os.path.realpath(folder)
+        if not any(_within(real, root) for root in roots):
+            named = os.environ.get(INCLUDE_ROOTS_ENV)
+            raise BackendError(
+                ErrorKind.INVALID_ARGUMENT,
+                f"#include refused before the driver saw the source: the -I folder {folder!r} ({real}) is not "
+                f"inside a folder of {INCLUDE_ROOTS_ENV} (now {named!r}; it lists, {os.pathsep!r}-separated, "
+                "the folders whose files an OpenCL C source may include)",
+            )
+        if not os.path.isdir(real):
+            raise BackendError(
+                ErrorKind.INVALID_ARGUMENT,
+                f"#include refused before the driver saw the source: the -I folder {folder!r} is not a folder",
+            )
+        folders.append(real)
+    return folders
+
+
+def check_includes(source: str, options: BuildOptions) -> None:
+    """Refuse, before any driver sees ``source``, an include the compiler could read outside the ``-I`` folders.
+
+    Every ``#include`` / ``#import`` / ``#embed`` (also in the included files) must have a plain
+    ``"name"`` or ``<name>`` operand that is relative, has no ``..`` leaving its folder and is a
+    regular file inside an ``-I`` folder, wherever the compiler may look for it: the including
+    file's folder, the current folder (rusticl reads "name" from there, PoCL both forms) and every
+    ``-I`` folder. Each ``-I`` folder must lie inside a folder of ``ACCELCORE_OPENCL_INCLUDE_ROOTS``
+    (unset: none, so no include is accepted). ``#include_next`` is refused (it searches past the
+    ``-I`` folders). INVALID_ARGUMENT names the include, the file and the line.
+    """
+    if not include_directives(source):
+        return
+    folders = _include_folders(options)
+    pending: list[tuple[str, str, str | None]] = [("the source", source, None)]
+    seen: set[str] = set()
+    total = 0
+    while pending:
+        where, text, own_folder = pending.pop()
+        for line, directive, name, operand in include_directives(text):
+            written = f"#{directive} {operand}"
+            if name is None:
+                raise _refuse_include(
+                    where,
+                    line,
+                    f'{written!r}: the operand is not a plain "name" or <name> '
+                    "(a macro or computed include could name any file)",
+                )
+            if directive == "include_next":
+                raise _refuse_include(where, line, f"{written!r}: #include_next searches past the -I folders")
+            if name.startswith("/"):
+                raise _refuse_include(where, line, f"{written!r} names an absolute path")
+            if os.path.normpath(name).split(os.sep)[0] == "..":
+                raise _refuse_include(where, line, f"{written!r}: '..' leaves the include folder")
+            cwd = os.getcwd()
+            search = dict.fromkeys([*([own_folder] if own_folder else []), cwd, *folders])
+            hits = [os.path.join(folder, name) for folder in search if os.path.lexists(os.path.join(folder, name))]
+            if not hits:
+                raise _refuse_include(
+                    where,
+                    line,
+                    f"{written!r} is not found in the -I folders {list(options.include_dirs)} "
+                    f"(the folders an include may name: -I folders inside {INCLUDE_ROOTS_ENV})",
+                )
+            for hit in hits:
+                real = os.path.realpath(hit)
+                if not any(_within(real, folder) for folder in folders):
+                    raise _refuse_include(
+                        where,
+                        line,
+                        f"{written!r} could be read from {real}, which is not inside an -I folder "
+                        f"{list(options.include_dirs)}"
+                        + (" (the drivers search the current folder first)" if hit.startswith(cwd + os.sep) else ""),
+                    )
+                if not os.path.isfile(real):
+                    raise _refuse_include(where, line, f"{written!r} names {real}, which is not a regular file")
+                if real in seen:
+                    continue
+                seen.add(real)
+                try:
+                    raw = _read_regular(real, MAX_INCLUDED_BYTES + 1 - total)
+                except OSError as exc:
+                    raise _refuse_include(where, line, f"{written!r}: {real} cannot be read ({exc.strerror})") from None
+                total += len(raw)
+                if total > MAX_INCLUDED_BYTES or len(seen) > MAX_INCLUDED_FILES:
+                    raise _refuse_include(
+                        where,
+                        line,
+                        f"the included files exceed {MAX_INCLUDED_FILES} files or {MAX_INCLUDED_BYTES} bytes",
+                    )
+                pending.append((real, raw.decode("utf-8", "replace"), os.path.dirname(real)))

@@ -2,7 +2,7 @@
 
 A load the provider fails to guard could take the whole process down (a driver SIGSEGV or
 abort) or block it; the tests run it here so a regression fails the test instead of killing
-pytest. Usage: ``python isolated_load.py < spec.json`` where the spec holds ``device`` (the
+pytest. Usage: ``python isolated_load.py spec.json`` where the spec holds ``device`` (the
 discovery index), ``source``, ``options``, ``entry`` and optionally ``loads`` (how many times
 to load, default 1), ``kind`` (``source`` or ``binary``; a binary spec gives ``module_hex``),
 ``run`` (run each loaded program as the tests' ``twice`` kernel over 64 items). The last line
@@ -85,7 +85,8 @@ def run(accel, context, program) -> list[int]:
 
 
 def main() -> int:
-    spec = json.loads(sys.stdin.read())
+    with open(sys.argv[1]) as handle:
+        spec = json.load(handle)
     accel = provider_family.open(provider_family.discover()[spec["device"]])
     context = accel.create_context(ContextDesc())
     results = []
@@ -110,17 +111,29 @@ def main() -> int:
 
 
 def load_isolated(device: int, *, timeout: float = 240.0, env: dict[str, str] | None = None, **spec: object) -> dict:
-    """Run this script as a child for ``spec`` on ``device``; the child must exit 0 (no crash, no hang)."""
-    import subprocess
+    """Run this script as a child for ``spec`` on ``device``; the child must exit 0 (no crash, no hang).
 
-    done = subprocess.run(
-        [sys.executable, "-P", os.path.abspath(__file__)],
-        input=json.dumps({"device": device, **spec}).encode(),
-        capture_output=True,
-        timeout=timeout,
-        env={**os.environ, **(env or {})},
-        check=False,
-    )
+    The child's stdin is a pipe that stays open (a source that reads ``/dev/stdin`` would block).
+    """
+    import subprocess
+    import tempfile
+
+    with tempfile.NamedTemporaryFile("w", suffix=".json", delete=False) as handle:
+        json.dump({"device": device, **spec}, handle)
+    read_end, write_end = os.pipe()
+    try:
+        done = subprocess.run(
+            [sys.executable, "-P", os.path.abspath(__file__), handle.name],
+            stdin=read_end,
+            capture_output=True,
+            timeout=timeout,
+            env={**os.environ, **(env or {})},
+            check=False,
+        )
+    finally:
+        os.close(read_end)
+        os.close(write_end)
+        os.unlink(handle.name)
     tail = done.stderr.decode("utf-8", "replace")[-1500:]
     assert done.returncode == 0, f"the load took the process down (exit status {done.returncode}): {tail}"
     return json.loads(done.stdout.decode().strip().splitlines()[-1])
