@@ -281,3 +281,37 @@ def test_bad_accel_device_says_where_it_came_from(cli_env, runner: CliRunner, mo
     assert "matches no device (the selector came from ACCEL_DEVICE='bogus'" in result.output
     result = runner.invoke(main, ["info", "bogus"])
     assert result.exit_code == 2 and "ACCEL_DEVICE" not in result.output
+
+
+# 7. docs/cli.md documents every command and option of the tool, and nothing the tool lacks.
+
+
+def test_cli_doc_matches_the_command_tree() -> None:
+    import re
+    from pathlib import Path
+
+    import click
+
+    doc = (Path(__file__).resolve().parents[2] / "docs" / "cli.md").read_text(encoding="utf-8")
+    headings = re.findall(r"^#+ `accel ([a-z-]+)", doc, flags=re.MULTILINE)
+    assert isinstance(main, click.Group)
+    commands = dict(main.commands)
+    missing_commands = sorted(set(commands) - set(headings))
+    assert not missing_commands, f"commands without a docs/cli.md section: {missing_commands}"
+    assert not set(headings) - set(commands), f"docs/cli.md sections of no command: {set(headings) - set(commands)}"
+    options: set[str] = set()
+    undocumented = []
+    for name, command in commands.items():
+        for param in command.params:
+            for opt in getattr(param, "opts", []) + getattr(param, "secondary_opts", []):
+                if opt.startswith("--"):
+                    options.add(opt)
+                    if not re.search(rf"(?<![\w-]){re.escape(opt)}(?![\w-])", doc):
+                        undocumented.append(f"accel {name} {opt}")
+    assert not undocumented, f"options without documentation in docs/cli.md: {undocumented}"
+    foreign = {"--help", "--version", "--target-env"}  # click's own, and glslangValidator's
+    mentioned = set(re.findall(r"(?<![\w-])--[a-z][a-z0-9-]*", doc))
+    assert not mentioned - options - foreign, (
+        f"docs/cli.md names options no command has: {mentioned - options - foreign}"
+    )
+    assert "accel bench --json FILE" in doc or "`bench` does not" in doc
