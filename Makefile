@@ -21,9 +21,16 @@ export XDG_RUNTIME_DIR ?= /tmp
 
 PYTEST_ARGS ?=
 
-.PHONY: setup debian run test lint typecheck pytest artifacts bench clean
+# Intel's oneAPI OpenCL CPU runtime (extra [intel], x86-64 Linux only) lives in the venv; the ICD
+# loader finds it through this file, which holds the absolute path of the venv's libintelocl.so
+# (its RUNPATH finds the rest; no LD_LIBRARY_PATH). Rewritten by every `make setup` when it differs
+# (a moved or re-made checkout), so every OpenCL consumer sees the device; the system ICDs stay.
+INTEL_ICD := /etc/OpenCL/vendors/accelcore-intel-cpu.icd
+INTEL_LIB := $(abspath $(VENV))/lib/libintelocl.so
 
-setup: debian $(STAMPS)/venv
+.PHONY: setup debian intel-icd run test lint typecheck pytest artifacts bench clean
+
+setup: debian $(STAMPS)/venv intel-icd
 
 # Checked on every run (a dpkg query, well under a second): a package removed since is reinstalled.
 debian:
@@ -45,7 +52,26 @@ $(STAMPS)/venv: pyproject.toml $(VENV)/pyvenv.cfg
 	@$(BIN)/python -m pip --version >/dev/null 2>&1 || { rm -rf $(VENV) && $(PYTHON) -m venv $(VENV); }
 	$(BIN)/python -m pip install -q --upgrade pip
 	$(BIN)/python -m pip install -q -e '.[opencl,vulkan,cli,bench,dev]'
+	@rm -f $(STAMPS)/intel-absent; \
+	if [ "$$(uname -sm)" != "Linux x86_64" ]; then \
+		echo "Intel's OpenCL CPU runtime has wheels for x86-64 Linux only, not $$(uname -sm)" > $(STAMPS)/intel-absent; \
+	elif ! $(BIN)/python -m pip install -q -e '.[intel]'; then \
+		echo "pip could not install the extra [intel] (intel-opencl-rt, intel-cmplr-lib-rt) from PyPI" > $(STAMPS)/intel-absent; \
+	fi
 	@touch $@
+
+# Idempotent: writes $(INTEL_ICD) only when its content differs; says why the Intel device is absent.
+intel-icd: $(STAMPS)/venv
+	@if [ -f $(INTEL_LIB) ]; then \
+		if [ "$$(cat $(INTEL_ICD) 2>/dev/null)" != "$(INTEL_LIB)" ]; then \
+			if [ "$$(id -u)" != 0 ]; then SUDO=sudo; fi; \
+			echo "registering Intel's OpenCL CPU runtime: $(INTEL_ICD) -> $(INTEL_LIB)"; \
+			$$SUDO mkdir -p $$(dirname $(INTEL_ICD)) && echo "$(INTEL_LIB)" | $$SUDO tee $(INTEL_ICD) >/dev/null; \
+		fi; \
+	else \
+		echo "note: no Intel OpenCL CPU device: $$(cat $(STAMPS)/intel-absent 2>/dev/null || echo "$(INTEL_LIB) is missing")" \
+			"(the other stacks are unaffected; docs/opencl.md)"; \
+	fi
 
 run: export ACCEL_VULKAN_VALIDATION ?= 1
 run: setup

@@ -9,8 +9,10 @@ in-process driver only when it is *trusted*:
 1. its package records this device's exact ``TargetIdentity`` (else INCOMPATIBLE);
 2. its header passes the structural check of the driver family (PoCL:
    ``poclbin`` magic; rusticl: version-1 header whose length field matches
-   and whose payload is SPIR-V) - else INCOMPATIBLE; a rusticl SPIR-V body
-   that accelcore's inspector finds malformed is INVALID_ARGUMENT;
+   and whose payload is SPIR-V; Intel's CPU runtime: the ELF container below)
+   - else INCOMPATIBLE; a rusticl SPIR-V body that accelcore's inspector
+   finds malformed is INVALID_ARGUMENT; other families get no header check
+   and rely on step 3;
 3. its SHA-256 is one this process produced itself (a source build) or one
    that already loaded cleanly in an isolated probe process
    (``python -m accel_opencl.binary_probe``); a binary that crashes the
@@ -18,6 +20,15 @@ in-process driver only when it is *trusted*:
 
 Trust is per process (a set of digests); the probe costs one interpreter
 start plus driver initialisation, once per new binary.
+
+Intel's oneAPI CPU runtime (platform "Intel(R) OpenCL", measured 2026-12-01 on
+2026.2): a binary is a little-endian ELF64 without program headers, e_type
+0xff04 (executable, e_machine x86-64) or 0xff02 / 0xff03 (compiled object /
+library, e_machine 0), sections ``.ocl.ir`` (LLVM bitcode, always),
+``.ocl.meta``, ``.ocl.obj``, ``.ocl.ver`` (executables) and a string table.
+The runtime answers CL_INVALID_BINARY for a truncated or out-of-range
+container and a build failure for a damaged ``.ocl.obj``, but segfaults on a
+damaged ``.ocl.meta`` - which only step 3 catches.
 """
 
 from __future__ import annotations
@@ -46,6 +57,13 @@ _RUSTICL_HEADER = struct.Struct("<III")
 _RUSTICL_BINARY_TYPES = (1, 2, 4)  # COMPILED_OBJECT, LIBRARY, EXECUTABLE
 _SPIRV_MAGIC = 0x07230203
 
+_ELF64_HEADER = struct.Struct("<16sHHIQQQIHHHHHH")
+_ELF64_SECTION = struct.Struct("<IIQQQQIIQQ")
+_INTEL_ELF_TYPES = {0xFF02: 0, 0xFF03: 0, 0xFF04: 62}  # e_type -> e_machine (object, library: 0; executable: x86-64)
+_INTEL_MAX_SECTIONS = 64
+_SHT_NOBITS = 8
+_LLVM_BITCODE_MAGIC = b"BC\xc0\xde"
+
 
 def digest(binary: bytes) -> bytes:
     return hashlib.sha256(binary).digest()
@@ -68,6 +86,8 @@ def driver_family(platform_name: str) -> str:
         return "pocl"
     if "rusticl" in name:
         return "rusticl"
+    if name.strip() == "intel(r) opencl":  # the oneAPI CPU runtime ("... Graphics" is the GPU runtime: not this format)
+        return "intel-cpu"
     return "other"
 
 
@@ -101,6 +121,37 @@ def check_binary_header(family: str, binary: bytes) -> None:
             raise BackendError(
                 ErrorKind.INVALID_ARGUMENT, f"device binary refused: its SPIR-V body is malformed ({exc.message})"
             ) from None
+    elif family == "intel-cpu":
+        _check_intel_cpu_elf(binary)
+
+
+def _check_intel_cpu_elf(binary: bytes) -> None:
+    """The ELF container of Intel's CPU runtime: header, section table and every section in bounds."""
+    if len(binary) < _ELF64_HEADER.size or not binary.startswith(b"\x7fELF\x02\x01"):
+        raise _incompatible(f"an Intel CPU binary is a little-endian ELF64 file; got {binary[:8]!r}")
+    fields = _ELF64_HEADER.unpack_from(binary)
+    e_type, e_machine, shoff, shentsize, shnum, shstrndx = fields[1], fields[2], fields[6], *fields[11:14]
+    if _INTEL_ELF_TYPES.get(e_type) != e_machine:
+        raise _incompatible(f"ELF type {e_type:#x} / machine {e_machine} is not an Intel CPU OpenCL binary")
+    if shentsize != _ELF64_SECTION.size or not 1 < shnum <= _INTEL_MAX_SECTIONS or shstrndx >= shnum:
+        raise _incompatible(f"ELF section table shape ({shnum} x {shentsize} bytes, names in {shstrndx}) is not valid")
+    if shoff < _ELF64_HEADER.size or shoff + shnum * shentsize > len(binary):
+        raise _incompatible(f"ELF section table at {shoff} runs past the {len(binary)}-byte binary")
+    sections = [_ELF64_SECTION.unpack_from(binary, shoff + i * shentsize) for i in range(shnum)]
+    for index, (_, kind, _, _, offset, size, *_rest) in enumerate(sections):
+        if kind != _SHT_NOBITS and offset + size > len(binary):
+            raise _incompatible(f"ELF section {index} ({offset}+{size}) runs past the {len(binary)}-byte binary")
+    names_offset, names_size = sections[shstrndx][4], sections[shstrndx][5]
+    names = binary[names_offset : names_offset + names_size]
+    found: dict[str, tuple[int, int]] = {}
+    for name_at, _, _, _, offset, size, *_rest in sections:
+        end = names.find(b"\0", name_at)
+        if name_at >= len(names) or end < 0:
+            raise _incompatible(f"an ELF section name at {name_at} lies outside the string table")
+        found[names[name_at:end].decode("latin-1")] = (offset, size)
+    ir = found.get(".ocl.ir")
+    if ir is None or not binary[ir[0] : ir[0] + ir[1]].startswith(_LLVM_BITCODE_MAGIC):
+        raise _incompatible("an Intel CPU binary carries LLVM bitcode in an .ocl.ir section; this one does not")
 
 
 def ensure_trusted(binary: bytes, device_index: int, device_uuid: bytes, build_options: str, entry_point: str) -> None:

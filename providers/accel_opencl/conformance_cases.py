@@ -10,7 +10,10 @@
   INVALID_ARGUMENT or INCOMPATIBLE, and the instance still runs the target.
 * ``opencl.corpus-numpy`` - every corpus kernel's OpenCL C package matches
   its numpy reference: integers bit-exact, floats within the ulp bound the
-  corpus states per kernel (saxpy 1 ulp, matmul exact by construction).
+  corpus states per kernel (saxpy 1 ulp, matmul exact by construction); on a
+  device that takes OpenCL SPIR-V (Intel's CPU runtime here) every committed
+  ``*.cl.spv.kpkg`` package too, and a device without IL must refuse one
+  UNSUPPORTED naming CL_DEVICE_IL_VERSION.
 * ``opencl.long-loop`` - 100,000-iteration loops run to the end.
 * ``opencl.kernel-arguments`` - version-2 packages built with ``pack_module``:
   float, int and float4 by-value arguments, a ``__local`` scratch reduction,
@@ -176,13 +179,21 @@ def _expect_refused(ctx: CaseContext, session: Session, context: Any, pkg: Kerne
     ctx.fail(f"{label}: the load succeeded")
 
 
-def _run_case(session: Any, context: Any, queue: Any, kernel: str, case: Any, domain: MemoryDomain) -> str | None:
-    """Run corpus ``kernel`` on ``case``'s inputs; None when every expected slot matches numpy."""
+def _run_case(
+    session: Any,
+    context: Any,
+    queue: Any,
+    kernel: str,
+    case: Any,
+    domain: MemoryDomain,
+    kind: ModuleKind = ModuleKind.OPENCL_SOURCE,
+) -> str | None:
+    """Run corpus ``kernel``'s ``kind`` package on ``case``'s inputs; None when every expected slot matches numpy."""
     from accelcore.corpus import compare, kernel_spec, load_package
 
     spec = kernel_spec(kernel)
-    raw = load_package(kernel, ModuleKind.OPENCL_SOURCE)
-    ref = ArtifactRef(format_for(ModuleKind.OPENCL_SOURCE), TargetIdentity(), MemorySource(raw), _ANY_KERNEL_RESIDENT)
+    raw = load_package(kernel, kind)
+    ref = ArtifactRef(format_for(kind), TargetIdentity(), MemorySource(raw), _ANY_KERNEL_RESIDENT)
     program = session.load_program(context, ref)
     buffers: dict[int, Any] = {}
     bindings = []
@@ -219,10 +230,29 @@ def corpus_numpy(ctx: CaseContext) -> None:
     context = session.create_context()
     queue = session.create_queue(context)
     domain = ctx.target.fixtures[0].domain if ctx.target.fixtures else MemoryDomain.HOST
+    kinds = [ModuleKind.OPENCL_SOURCE]
+    if format_for(ModuleKind.SPIRV_OPENCL) in getattr(session.provider, "artifact_formats", ()):
+        kinds.append(ModuleKind.SPIRV_OPENCL)
+        ctx.note(f"OpenCL C and OpenCL SPIR-V packages of {len(KERNELS)} kernels")
+    else:
+        from accelcore.corpus import load_package
+
+        raw = load_package(KERNELS[0], ModuleKind.SPIRV_OPENCL)
+        ref = ArtifactRef(
+            format_for(ModuleKind.SPIRV_OPENCL), TargetIdentity(), MemorySource(raw), _ANY_KERNEL_RESIDENT
+        )
+        error = ctx.expect_error(
+            ErrorKind.UNSUPPORTED, "an OpenCL SPIR-V package without IL", session.load_program, context, ref
+        )
+        ctx.check(
+            "CL_DEVICE_IL_VERSION" in error.message,
+            f"the refusal of SPIR-V does not name CL_DEVICE_IL_VERSION: {error}",
+        )
     problems = [
-        problem
+        f"{kind.name}: {problem}"
+        for kind in kinds
         for kernel in KERNELS
-        if (problem := _run_case(session, context, queue, kernel, make_case(kernel, 1000, seed=7), domain))
+        if (problem := _run_case(session, context, queue, kernel, make_case(kernel, 1000, seed=7), domain, kind))
     ]
     session.destroy_queue(queue)
     session.destroy_context(context)

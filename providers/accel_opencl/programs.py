@@ -298,10 +298,20 @@ class ProgramLoader:
         try:
             native = cl._cl._Program(context, [self._device], [binary])
             native._build(options=options.encode("utf-8"), devices=[self._device])
-            twin = cl._cl.Kernel(native, package.entry_point)
+            infos = read_argument_info(cl, cl._cl.Kernel(native, package.entry_point), num_args)
         except cl.Error:
-            return None  # no argument info at all: only the driver's size checks apply
-        return read_argument_info(cl, twin, num_args)
+            infos = None
+        if infos is None and package.module_kind is ModuleKind.OPENCL_SOURCE:
+            # Intel's CPU runtime 2026.2 keeps no argument info in any program built from a binary, with
+            # or without -cl-kernel-arg-info (measured 2026-12-01): a cached load compiles a twin from the
+            # source (~80 ms there) so the checks still run.
+            try:
+                native = cl._cl._Program(context, package.module.decode("utf-8"))
+                native._build(options=options.encode("utf-8"), devices=[self._device])
+                infos = read_argument_info(cl, cl._cl.Kernel(native, package.entry_point), num_args)
+            except (cl.Error, UnicodeDecodeError):
+                infos = None
+        return infos  # None: no argument info at all, only the driver's size checks apply
 
     def _check_kernel(
         self, kernel: Any, package: KernelPackage, context: Any = None, binary: bytes = b""

@@ -11,20 +11,28 @@ from typing import Any
 
 import pytest
 
-from accelcore import ArtifactRef, MemorySource, TargetIdentity
+from accelcore import ArtifactRef, ErrorKind, MemorySource, TargetIdentity
 from accelcore.corpus import KERNELS, compare, kernel_spec, load_package, make_case
 from accelcore.package import ModuleKind, format_for
 
 ACCESS = {1: "r", 2: "w", 3: "rw"}
 
 
+@pytest.mark.parametrize("kind", [ModuleKind.OPENCL_SOURCE, ModuleKind.SPIRV_OPENCL], ids=["cl", "cl.spv"])
 @pytest.mark.parametrize("elements", [1000, 4096], ids=["n1000", "n4096"])
 @pytest.mark.parametrize("kernel", KERNELS)
-def test_corpus_kernel_matches_numpy(rig: Any, kernel: str, elements: int) -> None:
+def test_corpus_kernel_matches_numpy(rig: Any, raises_kind: Any, kernel: str, elements: int, kind: ModuleKind) -> None:
+    """OpenCL C everywhere; the committed ``*.cl.spv.kpkg`` packages where the device takes SPIR-V
+    (Intel's CPU runtime here), and a device without IL refuses them naming CL_DEVICE_IL_VERSION."""
     spec = kernel_spec(kernel)
     case = make_case(kernel, elements, seed=elements)
-    raw = load_package(kernel, ModuleKind.OPENCL_SOURCE)
-    ref = ArtifactRef(format_for(ModuleKind.OPENCL_SOURCE), TargetIdentity.any(), MemorySource(raw), 64 << 20)
+    raw = load_package(kernel, kind)
+    ref = ArtifactRef(format_for(kind), TargetIdentity.any(), MemorySource(raw), 64 << 20)
+    if format_for(kind) not in rig.accel.artifact_formats:
+        with raises_kind(ErrorKind.UNSUPPORTED) as info:
+            rig.accel.load_program(rig.context, ref)
+        assert "CL_DEVICE_IL_VERSION" in info.value.message
+        return
     program = rig.accel.load_program(rig.context, ref)
     rig.programs.append(program)
     slots = {}

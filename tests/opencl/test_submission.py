@@ -50,7 +50,7 @@ def test_submission_completes_and_stays_complete(rig: Any, make_package: Any) ->
     assert np.array_equal(_out(rig, dst), EXPECTED)
 
 
-def test_cancel_of_a_gated_submission_wins(rig: Any, make_package: Any) -> None:
+def test_cancel_of_a_gated_submission_wins(entry: Any, rig: Any, make_package: Any) -> None:
     program, src, dst = _twice_rig(rig, make_package)
     rig.accel.hold_submissions()
     event = rig.submit(program, {0: (src, "r"), 1: (dst, "w")})
@@ -66,7 +66,12 @@ def test_cancel_of_a_gated_submission_wins(rig: Any, make_package: Any) -> None:
     assert rig.accel.poll_event(event) == EventState.CANCELLED
     assert np.array_equal(_out(rig, dst), UNTOUCHED)
     status = int(event.submission.kernel_event.command_execution_status)
-    assert status < 0, f"the native kernel event should end in an error status, got {status}"
+    if entry.native.get("tag") == "intel":
+        # Intel's CPU runtime 2026.2 never runs the kernel (buffer untouched, above) but reports its
+        # event CL_COMPLETE, not an error status (measured 2026-12-01; cancellation.py).
+        assert status == 0, f"Intel reports a kernel behind a failed gate CL_COMPLETE, got {status}"
+    else:
+        assert status < 0, f"the native kernel event should end in an error status, got {status}"
 
 
 def test_cancel_after_release_is_busy_and_completion_stands(rig: Any, make_package: Any) -> None:
