@@ -26,12 +26,16 @@ DEFAULT_TARGET_ENV = "vulkan1.1"
 """SPIR-V 1.3, which every Vulkan 1.1+ device takes (the corpus is built the same way)."""
 COMPILE_TIMEOUT_S = 60.0
 
-_VERSION = re.compile(rb"^\s*#\s*version\s+\d+", re.MULTILINE)
+_VERSION = re.compile(rb"^[ \t]*#[ \t]*version[ \t]+\d+", re.MULTILINE)
+_SHADER = re.compile(rb"\blayout\s*\(|\bvoid\s+main\s*\(|\bgl_(GlobalInvocationID|LocalInvocationID|WorkGroupID)\b")
 
 
 def looks_like_glsl(data: bytes) -> bool:
-    """Whether ``data`` is GLSL source text: a ``#version N`` directive and no OpenCL ``__kernel``."""
-    return bool(_VERSION.search(data[:65536])) and b"__kernel" not in data and b"\0" not in data
+    """Whether ``data`` is GLSL shader text: a ``#version N`` directive and a ``layout(``, ``main`` or ``gl_``
+    built-in, with no NUL and no OpenCL ``__kernel`` / ``kernel void``."""
+    if b"\0" in data[:4096] or b"__kernel" in data or b"kernel void" in data:
+        return False
+    return bool(_VERSION.search(data)) and bool(_SHADER.search(data))
 
 
 def compile_glsl(source: bytes, *, name: str = "shader.comp", target_env: str = DEFAULT_TARGET_ENV) -> bytes:
@@ -63,7 +67,9 @@ def compile_glsl(source: bytes, *, name: str = "shader.comp", target_env: str = 
                 ErrorKind.RESOURCE_LIMIT, f"{COMPILER} ran past {COMPILE_TIMEOUT_S:g} s compiling {name}"
             ) from None
         messages = (done.stdout + done.stderr).decode("utf-8", errors="replace")
-        messages = messages.replace(str(source_path), name).strip()
+        messages = messages.replace(str(source_path), name)
+        lines = [line.rstrip() for line in messages.splitlines()]
+        messages = "\n".join(line for line in lines if line and line != name)
         if done.returncode != 0 or not out_path.exists():
             raise BackendError(ErrorKind.INVALID_ARGUMENT, f"GLSL {name} does not compile:\n{messages[-4000:]}")
         return out_path.read_bytes()

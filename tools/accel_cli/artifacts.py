@@ -13,7 +13,6 @@ wraps the codec's or packer's BackendError kind).
 from __future__ import annotations
 
 import enum
-import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -112,46 +111,35 @@ class PackOptions:
     extra: dict[str, Any] = field(default_factory=dict)
 
 
-_GLSL_VERSION = re.compile(rb"^[ \t]*#[ \t]*version[ \t]+\d+", re.MULTILINE)
-_GLSL_SHADER = re.compile(
-    rb"\blayout\s*\(|\bvoid\s+main\s*\(|\bgl_(GlobalInvocationID|LocalInvocationID|WorkGroupID)\b"
-)
+def compile_if_glsl(path: Path, data: bytes) -> bytes:
+    """GLSL shader text compiled to Vulkan SPIR-V (:mod:`accelcore.glsl`); other bytes as they are.
 
+    A compile error or a missing compiler is an ArtifactError (exit 3) with the compiler's messages.
+    """
+    from accelcore.glsl import compile_glsl, looks_like_glsl
 
-def is_glsl(data: bytes) -> bool:
-    """``data`` is GLSL shader text (a ``#version`` directive and a layout, ``main`` or ``gl_`` built-in),
-    which no provider loads and which is not OpenCL C."""
-    if b"\0" in data[:4096] or b"__kernel" in data or b"kernel void" in data:
-        return False
-    return bool(_GLSL_VERSION.search(data)) and bool(_GLSL_SHADER.search(data))
-
-
-def refuse_glsl(path: Path, data: bytes) -> None:
-    """ArtifactError (exit 3) saying how to compile GLSL to SPIR-V, when ``data`` is GLSL."""
-    if is_glsl(data):
-        out = path.with_suffix(".spv").name
-        raise ArtifactError(
-            f"{path}: GLSL shader source (a #version directive), not OpenCL C, SPIR-V or a package; compile it to "
-            f"SPIR-V first: glslangValidator -V --target-env vulkan1.1 -o {out} {path}, then use {out}",
-            "INVALID_ARGUMENT",
-        )
+    if not looks_like_glsl(data):
+        return data
+    try:
+        return compile_glsl(data, name=path.name)
+    except BackendError as exc:
+        raise ArtifactError(f"{path}: {exc}", exc.kind.name) from None
 
 
 def read_file(path: Path) -> bytes:
-    """The bytes of an artifact file; GLSL source is refused with the command that compiles it."""
+    """The bytes of an artifact file; GLSL source comes back compiled to SPIR-V (:func:`compile_if_glsl`)."""
     try:
         size = path.stat().st_size
         if size > MAX_ARTIFACT_FILE_BYTES:
             raise ArtifactError(f"{path}: {size} bytes is larger than the {MAX_ARTIFACT_FILE_BYTES} an artifact may be")
         data = path.read_bytes()
-        refuse_glsl(path, data)
-        return data
     except FileNotFoundError:
         raise ArtifactError(f"{path}: no such file") from None
     except IsADirectoryError:
         raise ArtifactError(f"{path}: is a directory, not an artifact file") from None
     except OSError as exc:
         raise ArtifactError(f"{path}: cannot read ({exc.strerror})") from None
+    return compile_if_glsl(path, data)
 
 
 def classify(data: bytes) -> FileKind:
