@@ -23,6 +23,7 @@ bytes, straight between the caller's objects and the provider.
 from __future__ import annotations
 
 import enum
+import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Generic, NoReturn, TypeVar
@@ -185,6 +186,11 @@ class _Event:
     buffer_entries: tuple[_Buffer, ...]
     state: EventState = EventState.PENDING
     indeterminate: bool = False
+    deadline_ns: int | None = None
+    """``time.monotonic_ns()`` past which the engine stops trusting a Pending answer (None: no deadline)."""
+    timeout_ns: int = 0
+    overran: bool = False
+    """The deadline passed and the device could not stop the kernel: Failed for the engine, still live natively."""
 
 
 _READY = EngineState.READY
@@ -677,12 +683,14 @@ class CommandEngine(Generic[C, B, P, Q, E]):
         """The coverage check, then the provider call and the event's publication."""
         if program.coverage is not None:
             program.coverage.check(native)
+        limit = Timeout.INFINITE
         try:
-            handle = self._provider.submit(
-                queue.handle, program.handle, native, timeout if type(timeout) is Timeout else _timeout(timeout)
-            )
+            limit = timeout if type(timeout) is Timeout else _timeout(timeout)
+            handle = self._provider.submit(queue.handle, program.handle, native, limit)
         except SubmitIndeterminate as exc:
-            event_id = self._publish_event(exc.event, queue_id, queue, program_id, program, buffer_ids, entries, True)
+            event_id = self._publish_event(
+                exc.event, queue_id, queue, program_id, program, buffer_ids, entries, True, limit.ns
+            )
             self._watch(exc.error, "submit")
             raise SubmitIndeterminate(exc.error, event_id) from None
         except SubmitFailure as exc:
@@ -693,7 +701,7 @@ class CommandEngine(Generic[C, B, P, Q, E]):
             # (A bad ``timeout`` also lands here, as before: SubmitRejected(INVALID_ARGUMENT).)
             self._watch(exc, "submit")
             raise SubmitRejected(exc) from None
-        return self._publish_event(handle, queue_id, queue, program_id, program, buffer_ids, entries, False)
+        return self._publish_event(handle, queue_id, queue, program_id, program, buffer_ids, entries, False, limit.ns)
 
     def _binding(self, spec: BindingSpec) -> BindingRef[int]:
         rng: BufferRange | None
@@ -734,7 +742,10 @@ class CommandEngine(Generic[C, B, P, Q, E]):
         buffer_ids: tuple[int, ...],
         entries: tuple[_Buffer, ...],
         indeterminate: bool,
+        timeout_ns: int | None = None,
     ) -> int:
+        # The engine's deadline is taken after the provider's submit returned, so it is never
+        # earlier than the provider's own (a provider that enforces deadlines always answers first).
         event_id = self._events.insert(
             _Event(
                 handle,
@@ -746,6 +757,8 @@ class CommandEngine(Generic[C, B, P, Q, E]):
                 program,
                 entries,
                 indeterminate=indeterminate,
+                deadline_ns=None if timeout_ns is None else time.monotonic_ns() + timeout_ns,
+                timeout_ns=timeout_ns or 0,
             )
         )
         queue.events.add(event_id)
@@ -774,7 +787,59 @@ class CommandEngine(Generic[C, B, P, Q, E]):
             raise
         if state.is_terminal:
             entry.state = state
+        elif entry.deadline_ns is not None and time.monotonic_ns() >= entry.deadline_ns:
+            return self._past_deadline(event_id, entry)
         return state
+
+    def _past_deadline(self, event_id: int, entry: _Event) -> EventState:
+        """The provider still answers Pending after the event's deadline: the device did not end it.
+
+        With EVENT_CANCELLATION the engine cancels it: cancelled → ``Failed(DEADLINE_EXPIRED)``;
+        BUSY and a terminal state on the next poll → that state (completion won). Otherwise — no
+        EVENT_CANCELLATION, or a cancel that answers BUSY while the kernel keeps running — the device
+        cannot preempt it: the event is ``Failed(DEADLINE_EXPIRED)`` for the engine (the native event
+        stays live and is quarantined by ``reset()``) and the engine goes to NEEDS_DISCARD, so later
+        calls fail fast with DEVICE_LOST instead of queueing behind the kernel.
+        """
+        seconds = f"{entry.timeout_ns / 1e9:g} s"
+        if self._can_cancel():
+            try:
+                self._provider.cancel_event(entry.handle)
+            except BackendError as exc:
+                self._watch(exc, "cancel_event")
+                self._usable()
+                why = f"a cancel answered {exc.kind.name} and the kernel kept running"
+                try:
+                    state = self._provider.poll_event(entry.handle)
+                except BackendError as poll_exc:
+                    self._watch(poll_exc, "poll_event")
+                    raise
+                if state.is_terminal:
+                    entry.state = state
+                    return state
+            else:
+                entry.state = EventState.failed(
+                    BackendError(
+                        ErrorKind.DEADLINE_EXPIRED,
+                        f"{format_id(event_id)} was pending at its deadline of {seconds}; the engine cancelled it",
+                    )
+                )
+                return entry.state
+        else:
+            why = "the device does not advertise EVENT_CANCELLATION"
+        entry.overran = True
+        entry.state = EventState.failed(
+            BackendError(
+                ErrorKind.DEADLINE_EXPIRED,
+                f"{format_id(event_id)} ran past its deadline of {seconds} and the device could not stop it "
+                f"({why}); the provider instance needs a discard",
+            )
+        )
+        self._needs_discard(
+            f"a kernel overran its deadline and the device could not stop it: {format_id(event_id)}, "
+            f"deadline {seconds}, {why}"
+        )
+        return entry.state
 
     def wait(self, event_id: int, timeout_s: float | None = None) -> EventState:
         """Poll until terminal, sleeping with a back-off (50 µs → 5 ms) between polls.
@@ -957,11 +1022,15 @@ class CommandEngine(Generic[C, B, P, Q, E]):
         blocked: dict[int, set[int]] = {}
         cancel = self._can_cancel()
         for event_id, event in list(self._events.items()):
-            if not event.state.is_terminal:
+            if event.overran or not event.state.is_terminal:
                 state = self._settle(event.handle, cancel)
-                if state is not None:
+                if state is not None and not event.state.is_terminal:
                     event.state = state
             if not self._teardown_release(ObjectKind.EVENT, event_id, event, self._provider.destroy_event):
+                if event.overran:
+                    self.quarantine[-1].reason = "overran its deadline (the device could not stop it); " + (
+                        self.quarantine[-1].reason
+                    )
                 for pinned in (event.queue, event.program, event.context, *event.buffers):
                     blocked.setdefault(pinned, set()).add(event_id)
         stages: tuple[tuple[ObjectKind, IdTable[Any], Callable[[Any], None]], ...] = (

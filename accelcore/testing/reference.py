@@ -9,7 +9,9 @@ and the suite can be tested without a device.
 Progress: a submission runs synchronously inside ``submit`` unless the test
 control holds it (``control.hold()``); a held event stays Pending until
 ``control.release(event)`` runs it, or its finite deadline passes (then it
-ends ``Failed(DEADLINE_EXPIRED)``). No threads. Not thread-safe.
+ends ``Failed(DEADLINE_EXPIRED)``). ``control.run_away()`` holds them as kernels
+the device cannot preempt: Pending past their deadline, and a cancel answers
+BUSY, until released. No threads. Not thread-safe.
 """
 
 from __future__ import annotations
@@ -170,7 +172,18 @@ class RefQueue(_Handle):
 
 
 class RefEvent(_Handle):
-    __slots__ = ("bindings", "buffers", "context", "deadline_ns", "expired", "held", "program", "queue", "state")
+    __slots__ = (
+        "bindings",
+        "buffers",
+        "context",
+        "deadline_ns",
+        "expired",
+        "held",
+        "program",
+        "queue",
+        "running",
+        "state",
+    )
     kind = "event"
 
     def __init__(
@@ -192,6 +205,8 @@ class RefEvent(_Handle):
         self.deadline_ns = deadline_ns
         self.state = EventState.PENDING
         self.held = False
+        self.running = False
+        """Held as a running kernel the device cannot stop (``control.run_away()``)."""
         # Built at admission so that polling allocates nothing.
         self.expired = EventState.failed(
             BackendError(ErrorKind.DEADLINE_EXPIRED, f"event #{serial} passed its deadline while pending")
@@ -204,13 +219,22 @@ class HoldControl:
     def __init__(self, owner: ReferenceAccelerator) -> None:
         self._owner = owner
         self.holding = False
+        self.running = False
 
     def hold(self) -> None:
         """From now on, new submissions on this instance stay Pending until released."""
         self.holding = True
 
+    def run_away(self) -> None:
+        """From now on, new submissions are held as running kernels the device cannot preempt:
+        Pending past their deadline, a cancel answers BUSY (completion won), until released
+        (then they end Complete)."""
+        self.holding = True
+        self.running = True
+
     def stop_holding(self) -> None:
         self.holding = False
+        self.running = False
 
     def release(self, event: RefEvent) -> None:
         """Run one held event now (it ends Complete, or Failed(DEADLINE_EXPIRED) past its deadline)."""
@@ -463,6 +487,7 @@ class ReferenceAccelerator:
         self._events.append(event)
         if self.control.holding:
             event.held = True
+            event.running = self.control.running
         else:
             self._finish(event)
         return event
@@ -503,7 +528,7 @@ class ReferenceAccelerator:
     def _finish(self, event: RefEvent) -> None:
         """Run a pending event's program (or expire it past its deadline)."""
         event.held = False
-        if event.deadline_ns is not None and time.monotonic_ns() > event.deadline_ns:
+        if event.deadline_ns is not None and not event.running and time.monotonic_ns() > event.deadline_ns:
             event.state = event.expired
             return
         arrays = {
@@ -517,7 +542,7 @@ class ReferenceAccelerator:
 
     def poll_event(self, event: RefEvent) -> EventState:
         self._check(event, RefEvent)
-        if event.state is EventState.PENDING and event.deadline_ns is not None:
+        if event.state is EventState.PENDING and event.deadline_ns is not None and not event.running:
             if time.monotonic_ns() > event.deadline_ns:
                 event.state = event.expired
                 event.held = False
@@ -528,7 +553,7 @@ class ReferenceAccelerator:
         self._check(event, RefEvent)
         if event.state == EventState.CANCELLED:
             return  # cancellation already won: idempotent (as on every provider)
-        if event.state is not EventState.PENDING:
+        if event.state is not EventState.PENDING or event.running:
             raise cancellation_lost()
         event.state = EventState.CANCELLED
         event.held = False

@@ -164,8 +164,9 @@ class _Spin:
         )
         self.fixtures = target.fixtures  # slot 0 READ (parameters), slot 1 WRITE: the spin layout too
 
-    def submit(self, n: int, iterations: int) -> tuple[int, float]:
-        """Set up and submit one spin run: (event, perf_counter just before the submit)."""
+    def submit(self, n: int, iterations: int, timeout: float | None = None) -> tuple[int, float]:
+        """Set up and submit one spin run (``timeout`` in seconds, None: infinite):
+        (event, perf_counter just before the submit)."""
         engine, case = self.engine, spin_case(n, iterations)
         context = engine.create_context()
         bindings = []
@@ -179,7 +180,7 @@ class _Spin:
         program = engine.load_program(context, self.artifact)
         queue = engine.create_queue(context)
         started = time.perf_counter()
-        event: int = engine.submit(queue, program, bindings)
+        event: int = engine.submit(queue, program, bindings, timeout)
         return event, started
 
     def timed(self, n: int, iterations: int) -> float:
