@@ -321,3 +321,32 @@ def test_cli_doc_matches_the_command_tree() -> None:
         f"docs/cli.md names options no command has: {mentioned - options - foreign}"
     )
     assert "accel bench --json FILE" in doc or "`bench` does not" in doc
+
+
+# 9. Messages that leak internals: a non-.npy --bind, a wrong-target binary, numpy scalars in reasons.
+
+
+def test_bind_of_a_non_npy_file_says_so_and_never_mentions_pickles(cli_env, runner: CliRunner, tmp_path) -> None:
+    import numpy as np
+
+    from accelcore.testing.programs import encode_program
+
+    (tmp_path / "add.acrp").write_bytes(encode_program("add_u32"))
+    source = tmp_path / "saxpy.cl"
+    source.write_text("__kernel void saxpy(__global float *x) { x[get_global_id(0)] *= 2.0f; }\n")
+    np.save(tmp_path / "b.npy", np.zeros(4, dtype=np.uint32))
+    np.save(tmp_path / "objects.npy", np.array([{"a": 1}, None], dtype=object))  # a pickle inside a real .npy
+    np.savez(tmp_path / "z.npz", a=np.zeros(4))
+    cases = {
+        source: "saxpy.cl: not a .npy file; --bind takes one array saved with numpy.save",
+        tmp_path / "objects.npy": "object arrays cannot be bound",
+    }
+    cases[tmp_path / "z.npz"] = ".npz archive, not one array"
+    for first, expected in cases.items():
+        args = ["--bind", f"0={first}", "--bind", f"1={tmp_path / 'b.npy'}", "--bind", f"2={tmp_path / 'b.npy'}"]
+        result = runner.invoke(
+            main, ["run", "reference:0", str(tmp_path / "add.acrp"), *args], env={"ACCEL_PROVIDERS": "reference"}
+        )
+        assert result.exit_code == 3, result.output
+        assert expected in result.output, result.output
+        assert "pickle" not in result.output and "unsafely" not in result.output, result.output

@@ -4,8 +4,9 @@ Promise: every check that does not need the device happens here, before the
 device is opened: each slot the kernel declares is bound exactly once, no
 unknown slot is bound, a requested access is within what the kernel
 declares, each --out names a writable bound slot, and every array loads
-(``allow_pickle=False``) and is non-empty. Failure: :class:`BindError` with
-the argument (``--bind``/``--out``) and the reason.
+(a file starting with the ``\\x93NUMPY`` magic, ``allow_pickle=False``, so
+never a pickle) and is non-empty. Failure: :class:`BindError` with the
+argument (``--bind``/``--out``) and the reason.
 """
 
 from __future__ import annotations
@@ -53,12 +54,36 @@ class BoundSlot:
         return int(self.array.nbytes)
 
 
+_NPY_MAGIC = b"\x93NUMPY"
+_ZIP_MAGIC = b"PK\x03\x04"
+
+
 def _load_npy(path: Path, option: str) -> npt.NDArray[np.generic]:
+    # The magic is checked first: np.load reads anything else as a pickle and, refusing it, advises
+    # loading it "unsafely" with allow_pickle=, advice a user of this tool must never be given.
     try:
-        array = np.load(path, allow_pickle=False)
+        with path.open("rb") as handle:
+            head = handle.read(len(_NPY_MAGIC))
     except FileNotFoundError:
         raise BindError(option, f"{path}: no such file", input_file=True) from None
-    except (ValueError, OSError, EOFError) as exc:
+    except OSError as exc:
+        raise BindError(option, f"{path}: cannot be read ({exc.strerror or exc})", input_file=True) from None
+    if head != _NPY_MAGIC:
+        what = (
+            "a .npz archive, not one array (.npz is not accepted)" if head.startswith(_ZIP_MAGIC) else "not a .npy file"
+        )
+        raise BindError(
+            option,
+            f"{path}: {what}; --bind takes one array saved with numpy.save (a file starting with \\x93NUMPY)",
+            input_file=True,
+        )
+    try:
+        array = np.load(path, allow_pickle=False)
+    except ValueError as exc:
+        if "allow_pickle" in str(exc):  # an object array: its elements are pickles, never loaded
+            raise BindError(option, f"{path}: object arrays cannot be bound", input_file=True) from None
+        raise BindError(option, f"{path}: not a readable .npy array ({exc})", input_file=True) from None
+    except (OSError, EOFError) as exc:
         raise BindError(option, f"{path}: not a readable .npy array ({exc})", input_file=True) from None
     if not isinstance(array, np.ndarray):
         close = getattr(array, "close", None)
