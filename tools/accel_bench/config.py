@@ -38,6 +38,11 @@ class Config:
     copyfree_cycles_small: int
     row_budget_s: float = 20.0
     """Timed seconds one transfer row may use before it stops repeating (at least one repeat each)."""
+    reload_repeats: int = 21
+    """Timed rounds of the re-load-with-changed-arguments group (every operation once per round)."""
+    reload_warmup: int = 2
+    reload_inner: int = 1000
+    """clSetKernelArg / vkCmdPushConstants calls per timed repeat (each is well under a microsecond)."""
 
     @classmethod
     def full(cls) -> Config:
@@ -79,6 +84,9 @@ class Config:
             copyfree_small=1 * MIB,
             copyfree_cycles=4_000,
             copyfree_cycles_small=2_000,
+            reload_repeats=2,
+            reload_warmup=1,
+            reload_inner=20,
         )
 
     def repeats_for(self, nbytes: int) -> int:

@@ -28,6 +28,7 @@ __all__ = [
     "tiny_spirv",
     "unique_cl_source",
     "unique_spirv",
+    "with_source_extension",
 ]
 
 LOCAL_SIZE = 64
@@ -89,7 +90,12 @@ instructions in the logical layout."""
 def unique_spirv(nonce: str) -> bytes:
     """:func:`tiny_spirv` with an ``OpSourceExtension "<nonce>"`` inserted at the start of
     the debug section, so pipeline caches keyed by module bytes miss (cold loads)."""
-    module = tiny_spirv()
+    return with_source_extension(tiny_spirv(), nonce)
+
+
+def with_source_extension(module: bytes, nonce: str) -> bytes:
+    """``module`` with an ``OpSourceExtension "accel-bench-<nonce>"`` inserted at the start of
+    the debug section: the same shader, other bytes (every cache keyed by the module misses)."""
     words = [int.from_bytes(module[i : i + 4], "little") for i in range(0, len(module), 4)]
     position = 5
     while position < len(words):

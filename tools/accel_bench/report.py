@@ -14,7 +14,7 @@ from typing import Any
 
 from .targets import TARGETS, verdicts
 
-__all__ = ["load", "regenerate", "render_markdown", "render_plots"]
+__all__ = ["load", "markdown_name", "regenerate", "render_markdown", "render_plots"]
 
 MIB = 1 << 20
 
@@ -83,7 +83,32 @@ def _met(verdict: dict[str, Any]) -> str:
     return "met" if verdict["met"] else "**missed**"
 
 
-def _device_section(device: dict[str, Any], device_verdicts: list[dict[str, Any]]) -> list[str]:
+def _reload_section(reload: dict[str, Any]) -> list[str]:
+    """Item 6: re-load with changed arguments (ms; raw per-call operations in µs)."""
+    out = [
+        "### Re-load with changed arguments (median and min-max; ours through the engine, fresh instance)",
+        "",
+        f"Kernel: {reload.get('kernel', '-')}.",
+        "",
+    ]
+    for side, reason in reload.get("not_measured", {}).items():
+        out += [f"{side} not measured: {reason}", ""]
+    rows = []
+    for side in ("ours", "raw"):
+        for name, entry in reload.get(side, {}).items():
+            counts = entry.get("counts")
+            counted = ", ".join(f"{k} {v}" for k, v in counts.items()) if counts else ""
+            time_text = f"{_us(entry)} µs" if entry["median_s"] < 1e-4 else f"{_ms(entry)} ms"
+            rows.append([side, name, time_text, counted, entry["what"]])
+    if rows:
+        out += _table(["side", "operation", "median (min-max)", "counted (timed and warm-up calls)", "what"], rows)
+    ratios = reload.get("ratios", {})
+    if ratios:
+        out += _table(["ratio of medians", "value"], ([label, f"{value:.2f}"] for label, value in ratios.items()))
+    return out
+
+
+def _device_section(device: dict[str, Any], device_verdicts: list[dict[str, Any]], partial: bool = False) -> list[str]:
     out = [f"## {device['device_id']} — {device['name']}", ""]
     driver = device.get("driver", {})
     if driver:
@@ -96,14 +121,15 @@ def _device_section(device: dict[str, Any], device_verdicts: list[dict[str, Any]
         out += [f"- error: {error}"]
     out += [""]
 
-    out += ["### Targets", ""]
-    out += _table(
-        ["target", "value", "verdict", "detail"],
-        (
-            [TARGETS[v["target"]], "-" if v["value"] is None else f"{v['value']:.2f}", _met(v), v["detail"]]
-            for v in device_verdicts
-        ),
-    )
+    if any(v["met"] is not None for v in device_verdicts) or not partial:
+        out += ["### Targets", ""]
+        out += _table(
+            ["target", "value", "verdict", "detail"],
+            (
+                [TARGETS[v["target"]], "-" if v["value"] is None else f"{v['value']:.2f}", _met(v), v["detail"]]
+                for v in device_verdicts
+            ),
+        )
 
     rows = device.get("transfers", [])
     if rows:
@@ -224,6 +250,9 @@ def _device_section(device: dict[str, Any], device_verdicts: list[dict[str, Any]
                         [side, kind, _ms(entry.get("cold")), _ms(entry.get("warm")), _ratio(entry.get("speedup"))]
                     )
         out += _table(["side", "module", "cold", "warm", "cold / warm"], table_rows)
+    reload = device.get("reload_arguments", {})
+    if reload:
+        out += _reload_section(reload)
     copies = device.get("copy_freedom", {})
     if copies:
         out += ["### Copy-freedom (tracemalloc; bytes above the baseline)", ""]
@@ -259,6 +288,7 @@ def render_markdown(document: dict[str, Any]) -> str:
         "- packages: " + ", ".join(f"{k} {v}" for k, v in machine.get("packages", {}).items()),
         f"- load average at start: {machine.get('load_average_at_start')}",
         f"- mode: {'quick' if document['config']['quick'] else 'full'}",
+        *([f"- items (a partial run): {', '.join(document['items'])}"] if document.get("items") else []),
         "",
     ]
     for note in document.get("notes", []):
@@ -266,7 +296,9 @@ def render_markdown(document: dict[str, Any]) -> str:
     if document.get("notes"):
         lines.append("")
     all_verdicts = verdicts(document)
-    if all_verdicts:
+    partial = bool(document.get("items"))
+    measured = any(v["met"] is not None for found in all_verdicts.values() for v in found)
+    if all_verdicts and (measured or not partial):
         header = ["target", *all_verdicts]
         names = list(TARGETS)
         rows = []
@@ -283,7 +315,7 @@ def render_markdown(document: dict[str, Any]) -> str:
             rows.append(row)
         lines += ["## Targets at a glance", "", *_table(header, rows)]
     for device in document.get("devices", []):
-        lines += _device_section(device, all_verdicts.get(device["device_id"], []))
+        lines += _device_section(device, all_verdicts.get(device["device_id"], []), partial)
     return "\n".join(lines).rstrip() + "\n"
 
 
@@ -467,12 +499,23 @@ def render_plots(document: dict[str, Any], out_dir: str | Path) -> list[Path]:
     return written
 
 
+def markdown_name(document: dict[str, Any], json_path: str | Path) -> str:
+    """``results.md`` for a full run; ``<json stem>.md`` for a partial one (``items`` recorded;
+    ``results-partial.md`` when the JSON is itself called results.json), so a partial run never
+    overwrites a full run's table."""
+    if not document.get("items"):
+        return "results.md"
+    stem = Path(json_path).stem
+    return "results-partial.md" if stem == "results" else f"{stem}.md"
+
+
 def regenerate(json_path: str | Path, out_dir: str | Path | None = None) -> list[Path]:
-    """Rewrite ``results.md`` and the PNGs in ``out_dir`` (default: the JSON's folder) from the JSON alone."""
+    """Rewrite the table (see :func:`markdown_name`) and the PNGs in ``out_dir`` (default: the JSON's
+    folder) from the JSON alone. A partial run has no data for most plots; only those it has are drawn."""
     document = load(json_path)
     document.setdefault("json_name", Path(json_path).name)
     target = Path(out_dir) if out_dir is not None else Path(json_path).parent
     target.mkdir(parents=True, exist_ok=True)
-    markdown = target / "results.md"
+    markdown = target / markdown_name(document, json_path)
     markdown.write_text(render_markdown(document), encoding="utf-8")
     return [markdown, *render_plots(document, target)]

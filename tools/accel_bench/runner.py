@@ -24,7 +24,7 @@ from accelcore import ArtifactRef, TargetIdentity
 from accelcore.package import ModuleKind
 from accelcore.registry import DeviceEntry, ProviderFamily, ProviderUnavailable
 
-from . import copyfree, dispatch, kernels, program_load, transfers
+from . import copyfree, dispatch, kernels, program_load, reload_arguments, transfers
 from .config import DOMAINS, Config
 from .incall import in_call_overhead
 from .machine import machine_facts
@@ -38,10 +38,13 @@ if TYPE_CHECKING:  # imported at run time only where used: raw_opencl imports py
     from .raw_vulkan import RawVulkan
     from .sides import DispatchSide, RoundTripSide, TransferSide
 
-__all__ = ["SCHEMA", "run"]
+__all__ = ["ITEMS", "SCHEMA", "run"]
 
 SCHEMA = "accel-bench/1"
 DEFAULT_JSON = Path("docs/benchmarks/results.json")
+ITEMS = ("transfers", "round_trip", "sustained", "overhead", "program_load", "reload_arguments", "copy_freedom")
+"""The items of a run, by their key in a device's results (``overhead`` includes the in-call and pending-poll
+parts); ``run(items=...)`` measures only some."""
 
 Log = Callable[[str], None]
 T = TypeVar("T")
@@ -311,8 +314,15 @@ def _program_loads(
     return out
 
 
-def bench_device(target: Target, config: Config, arrays: transfers.HostArrays, log: Log) -> dict[str, Any]:
-    """Every item for one device; failures land in ``errors``."""
+def bench_device(
+    target: Target,
+    config: Config,
+    arrays: transfers.HostArrays,
+    log: Log,
+    items: Sequence[str] = ITEMS,
+) -> dict[str, Any]:
+    """Every item of ``items`` for one device; failures land in ``errors``."""
+    wanted = set(items)
     device: dict[str, Any] = {
         "device_id": target.device_id,
         "provider": target.provider,
@@ -345,19 +355,20 @@ def bench_device(target: Target, config: Config, arrays: transfers.HostArrays, l
             transfer_sides["raw"] = raw
         else:
             missing["raw"] = "no raw API side"
-        rows = _guard(
-            device,
-            "transfers",
-            log,
-            lambda: transfers.transfer_rows(config, arrays, DOMAINS, transfer_sides, missing, log),
-        )
-        device["transfers"] = rows or []
+        if "transfers" in wanted:
+            rows = _guard(
+                device,
+                "transfers",
+                log,
+                lambda: transfers.transfer_rows(config, arrays, DOMAINS, transfer_sides, missing, log),
+            )
+            device["transfers"] = rows or []
 
         sustained_sides: dict[str, DispatchSide] = {}
         if ours is not None and direct is not None:
             sustained_sides["ours"] = ours
             sustained_sides["provider-direct"] = direct
-        if raw is not None:
+        if raw is not None and wanted & {"round_trip", "sustained"}:
             if target.api == "opencl":
                 from .raw_opencl import RawOpenCL
 
@@ -386,7 +397,7 @@ def bench_device(target: Target, config: Config, arrays: transfers.HostArrays, l
                 raw_side = sustained_sides["raw"]
                 assert isinstance(raw_side, RawVulkanDispatch)
                 sides["raw-poll"] = raw_side.polled()
-        if target.api == "vulkan":
+        if target.api == "vulkan" and "round_trip" in wanted:
             from .peer_wgpu import WgpuPeer
 
             peer = _guard(device, "wgpu peer", log, lambda: WgpuPeer(target.name))
@@ -394,29 +405,51 @@ def bench_device(target: Target, config: Config, arrays: transfers.HostArrays, l
                 _closing(stack, device, "wgpu", log, peer.close)
                 sides["wgpu"] = peer
                 device["notes"].append(f"wgpu waits with {peer.wait_method}")
-        device["round_trip"] = _guard(device, "round trip", log, lambda: dispatch.round_trips(config, sides, log)) or {}
-        device["sustained"] = (
-            _guard(device, "sustained", log, lambda: dispatch.sustained(config, sustained_sides, log)) or {}
-        )
+        if "round_trip" in wanted:
+            device["round_trip"] = (
+                _guard(device, "round trip", log, lambda: dispatch.round_trips(config, sides, log)) or {}
+            )
+        if "sustained" in wanted:
+            device["sustained"] = (
+                _guard(device, "sustained", log, lambda: dispatch.sustained(config, sustained_sides, log)) or {}
+            )
 
-        if ours is not None and direct is not None:
+        if "overhead" not in wanted:
+            pass
+        elif ours is not None and direct is not None:
             device["overhead"] = (
                 _guard(device, "engine overhead", log, lambda: engine_overhead(config, ours, direct)) or {}
             )
         else:
             device["overhead"] = {"not_measured": device["ours_status"]}
-        device["program_load"] = (
-            _guard(device, "program load", log, lambda: _program_loads(target, ours, direct, raw, config)) or {}
-        )
-        if ours is not None:
+        if "program_load" in wanted:
+            device["program_load"] = (
+                _guard(device, "program load", log, lambda: _program_loads(target, ours, direct, raw, config)) or {}
+            )
+        family, entry = target.family, target.entry
+        if "reload_arguments" in wanted:
+            # Ours on a fresh provider instance of its own (only when ours could be opened at all).
+            ours_family = family if ours is not None else None
+            device["reload_arguments"] = (
+                _guard(
+                    device,
+                    "re-load with changed arguments",
+                    log,
+                    lambda: reload_arguments.measure_device(target.api, ours_family, entry, raw, config),
+                )
+                or {}
+            )
+        if "copy_freedom" not in wanted:
+            pass
+        elif ours is not None:
             device["copy_freedom"] = (
                 _guard(device, "copy-freedom", log, lambda: _copy_freedom(config, ours, arrays)) or {}
             )
         else:
             device["copy_freedom"] = {"ours": {"not_measured": device["ours_status"]}}
-        family, entry = target.family, target.entry
         if (
-            ours is not None
+            "overhead" in wanted
+            and ours is not None
             and direct is not None
             and family is not None
             and entry is not None
@@ -465,6 +498,7 @@ def run(
     families: Mapping[str, ProviderFamily | ProviderUnavailable] | None = None,
     notes: Sequence[str] = (),
     log: Log = _stderr,
+    items: Sequence[str] | None = None,
 ) -> dict[str, Any]:
     """Benchmark ``devices`` (None: every OpenCL and Vulkan device), write the JSON to ``json_path``
     and ``results.md`` + PNGs to ``plot_dir`` (default: the JSON's folder). Returns the document.
@@ -473,8 +507,13 @@ def run(
     (unless ``ACCELCORE_CACHE_DIR`` is set): cold loads compile unique modules that would
     otherwise litter the user's cache. ``families``: provider families by name (default: the
     installed entry points); ``notes``: lines recorded in the JSON and shown at the top of the
-    table (e.g. the state of the machine).
+    table (e.g. the state of the machine). ``items``: only these of :data:`ITEMS` (default: all); such a
+    partial run records them as ``items`` and its table is ``<json stem>.md``, never ``results.md``.
     """
+    unknown = sorted(set(items or ()) - set(ITEMS))
+    if unknown:
+        raise ValueError(f"unknown benchmark item(s) {', '.join(unknown)}; the items are {', '.join(ITEMS)}")
+    partial = items is not None and set(items) != set(ITEMS)
     config = Config.quick_mode() if quick else Config.full()
     document: dict[str, Any] = {
         "schema": SCHEMA,
@@ -483,11 +522,14 @@ def run(
         "notes": list(notes),
         "devices": [],
     }
+    if partial:
+        document["items"] = [item for item in ITEMS if item in set(items or ())]
     targets = find_targets(devices, families)
-    arrays = transfers.HostArrays(max(max(config.transfer_sizes), config.copyfree_large))
+    needs_arrays = not partial or {"transfers", "copy_freedom"} & set(items or ())
+    arrays = transfers.HostArrays(max(max(config.transfer_sizes), config.copyfree_large) if needs_arrays else 1)
     with _private_compile_cache():
         for target in targets:
-            document["devices"].append(bench_device(target, config, arrays, log))
+            document["devices"].append(bench_device(target, config, arrays, log, document.get("items", ITEMS)))
     document = json.loads(json.dumps(document))  # exactly what the file holds (tuples become lists)
     if json_path is not None:
         path = Path(json_path)

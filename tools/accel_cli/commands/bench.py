@@ -30,11 +30,23 @@ from ..render import error_boundary
     help="Write results.md and the PNG plots to DIR [default with --json: the JSON's folder].",
 )
 @click.option("--quick", is_flag=True, help="Small sizes and few repeats (a smoke run, not a measurement).")
+@click.option(
+    "--only",
+    "only",
+    multiple=True,
+    metavar="ITEM",
+    type=click.Choice(
+        ["transfers", "round_trip", "sustained", "overhead", "program_load", "reload_arguments", "copy_freedom"]
+    ),
+    help="Measure only ITEM (repeatable); the table is then named after the JSON, never results.md.",
+)
 @error_boundary
-def bench(devices: tuple[str, ...], json_path: str | None, plot_dir: str | None, quick: bool) -> None:
+def bench(
+    devices: tuple[str, ...], json_path: str | None, plot_dir: str | None, quick: bool, only: tuple[str, ...]
+) -> None:
     """Benchmark DEVICE... (default: every OpenCL and Vulkan device) against the raw APIs,
-    wgpu-py and memcpy: transfers, dispatch round trip, engine overhead, program load and
-    copy-freedom. Medians and min-max over repeated runs; exit 1 if any item failed.
+    wgpu-py and memcpy: transfers, dispatch round trip, engine overhead, program load,
+    re-load with changed arguments and copy-freedom. Medians and min-max over repeated runs; exit 1 if any item failed.
 
     Nothing is written unless --json FILE or --plot DIR is given (make bench passes both)."""
     import accel_bench
@@ -44,7 +56,9 @@ def bench(devices: tuple[str, ...], json_path: str | None, plot_dir: str | None,
     with tempfile.TemporaryDirectory(prefix="accel-bench-") as scratch:
         # --plot alone: the plots are made from a JSON document, kept only as long as the run.
         target = json_path if json_path is not None else (str(Path(scratch) / "results.json") if plot_dir else None)
-        document = accel_bench.run(entries, target, plot_dir, quick=quick, families=inventory.families)
+        document = accel_bench.run(
+            entries, target, plot_dir, quick=quick, families=inventory.families, items=list(only) or None
+        )
     errors = sum(len(device["errors"]) for device in document["devices"])
     written = [f"wrote {p}" for p in (json_path, plot_dir) if p is not None]
     summary = f"{len(document['devices'])} devices, {errors} failed items"
