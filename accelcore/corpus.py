@@ -36,6 +36,7 @@ from pathlib import Path
 import numpy as np
 import numpy.typing as npt
 
+from ._text import plain
 from .conformance.target import BindingFixture, ConformanceTarget
 from .errors import BackendError, ErrorKind
 from .flags import AccessMode, MemoryDomain
@@ -487,7 +488,7 @@ def compare(case: KernelCase, slot: int, got: bytes) -> str | None:
     first = int(bad[0])
     return (
         f"slot {slot}: {bad.size} of {actual.size} elements differ (tolerance {case.ulp_tolerance} ulp);"
-        f" first at {first}: got {actual[first]!r}, expected {expected[first]!r}"
+        f" first at {first}: got {plain(actual[first])}, expected {plain(expected[first])}"
     )
 
 

@@ -22,6 +22,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ._text import plain
 from .errors import BackendError, ErrorKind
 
 __all__ = [
@@ -215,7 +216,7 @@ def _scalar_bytes(scalar: ScalarType, value: object, what: str) -> bytes:
     if isinstance(value, np.generic):
         if value.dtype != scalar.numpy_dtype:
             raise _invalid(
-                f"{what} declares {scalar.short} but was given a numpy {value.dtype} ({value!r}); "
+                f"{what} declares {scalar.short} but was given a numpy {value.dtype} ({plain(value)}); "
                 f"pass np.{scalar.numpy_dtype.name}(...) or a plain Python number"
             )
         return bytes(np.asarray(value, dtype=scalar.numpy_dtype).tobytes())

@@ -41,6 +41,7 @@ from accelcore import (
     MemorySource,
     TargetIdentity,
 )
+from accelcore._text import plain
 from accelcore.conformance.case import CaseContext, ConformanceCase, FixtureBuffer, Session, describe_exception
 from accelcore.package import (
     Dispatch,
@@ -376,10 +377,9 @@ def _argument_checks(session: Session, context: Any, queue: Any, domain: MemoryD
     def same(what: str, got: bytes, expected: Any) -> None:
         found = np.frombuffer(got, dtype=expected.dtype).reshape(expected.shape)
         if not np.array_equal(found, expected):
-            bad = int(np.flatnonzero(found.reshape(-1) != expected.reshape(-1))[0])
-            problems.append(
-                f"{what}: element {bad} is {found.reshape(-1)[bad]!r}, numpy says {expected.reshape(-1)[bad]!r}"
-            )
+            flat, want = found.reshape(-1), expected.reshape(-1)
+            bad = int(np.flatnonzero(flat != want)[0])
+            problems.append(f"{what}: element {bad} is {plain(flat[bad])}, numpy says {plain(want[bad])}")
 
     # float, int and float4 by value; FROM_BINDING, the driver chooses the local size.
     n = 1000

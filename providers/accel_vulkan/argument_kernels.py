@@ -30,6 +30,7 @@ from pathlib import Path
 import numpy as np
 
 from accelcore import AccessMode, BackendError, ErrorKind
+from accelcore._text import plain
 from accelcore.package import (
     Coverage,
     DescriptorType,
@@ -160,7 +161,7 @@ class ArgumentRun:
         first = int(bad[0])
         return (
             f"{self.what}: slot {slot}: {bad.size} of {actual.size} elements differ; first at {first}: "
-            f"got {actual[first]!r}, expected {expected[first]!r}"
+            f"got {plain(actual[first])}, expected {plain(expected[first])}"
         )
 
 

@@ -121,6 +121,7 @@ def test_known_failure_is_xfail_by_default_and_progress_does_not_call_it_failed(
     assert "1 failed" not in proc.stderr
     off = accel(["conformance", device, "--case", "vulkan.long-loop", "--expect", "none"], providers=["vulkan"])
     assert off.returncode == 1 and "FAIL" in off.stdout and "completed, 1 cases, 1 failed" in off.stderr
+    assert "got np." not in off.stdout + off.stderr  # item 9: plain numbers in the reason
 
 
 def test_expect_file_adds_to_the_shipped_list_and_none_drops_it(tmp_path, monkeypatch) -> None:
@@ -350,3 +351,25 @@ def test_bind_of_a_non_npy_file_says_so_and_never_mentions_pickles(cli_env, runn
         assert result.exit_code == 3, result.output
         assert expected in result.output, result.output
         assert "pickle" not in result.output and "unsafely" not in result.output, result.output
+
+
+def test_reasons_write_numbers_plainly_not_as_numpy_reprs() -> None:
+    import numpy as np
+
+    from accelcore import BackendError
+    from accelcore._text import plain
+    from accelcore.corpus import compare, spin_case
+    from accelcore.values import ScalarType, ValueType, encode_value
+
+    assert plain(np.uint32(2776852650)) == "2776852650" and plain(np.float32(1.5)) == "1.5"
+    assert plain(np.array(7, dtype=np.int64)) == "7" and plain("x") == "'x'" and plain(3) == "3"
+    case = spin_case(64, 100_000)  # vulkan.long-loop / opencl.long-loop compare exactly like this
+    (slot, expected), *_ = case.expected.items()
+    wrong = (expected.view(np.uint32) ^ np.uint32(1)).tobytes()
+    reason = compare(case, slot, wrong)
+    assert reason is not None and "np." not in reason, reason
+    first = expected.view(np.uint32)[0]
+    assert f"got {int(first) ^ 1}, expected {int(first)}" in reason, reason
+    with pytest.raises(BackendError) as caught:
+        encode_value(ValueType(ScalarType.F32), np.float64(2.5), "a")
+    assert "was given a numpy float64 (2.5); pass np.float32(...)" in caught.value.message, caught.value.message
