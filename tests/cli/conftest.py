@@ -19,6 +19,7 @@ _FAMILIES = {
     "missing": "accel_cli_testfamilies:missing",
     "crashing": "accel_cli_testfamilies:crashing",
     "badmeta": "accel_cli_testfamilies:badmeta",
+    "hanging": "accel_cli_testfamilies:hanging",
 }
 
 AccelRun = Callable[..., subprocess.CompletedProcess[str]]
@@ -39,6 +40,8 @@ def cli_env(monkeypatch: pytest.MonkeyPatch) -> dict[str, str]:
         monkeypatch.setenv(key, value)
     monkeypatch.delenv("ACCEL_DEVICE", raising=False)
     monkeypatch.syspath_prepend(str(PLUGINS))
+    # Worker processes (accel run, accel conformance) import the test families too.
+    monkeypatch.setenv("PYTHONPATH", os.pathsep.join(p for p in (str(PLUGINS), os.environ.get("PYTHONPATH", "")) if p))
     return env
 
 

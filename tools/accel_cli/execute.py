@@ -9,13 +9,15 @@ back, and ``engine.reset()`` releases everything child-before-parent whatever
 happened. Only ``write_buffer``/``read_buffer`` move bytes. Failure:
 :class:`RunFailure` naming the phase (device_info, allocate, load, write,
 submit, execute, read) and the BackendError; a Failed or Cancelled event is a
-RunFailure of phase execute.
+RunFailure of phase execute; ``needs_discard`` says the engine was left needing a
+discard (a kernel that overran its deadline on a device that cannot stop it, a
+DEVICE_LOST, an indeterminate release).
 """
 
 from __future__ import annotations
 
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -24,7 +26,7 @@ import numpy.typing as npt
 
 from accelcore.buffers import BufferDesc
 from accelcore.device import DeviceInfo
-from accelcore.engine import CommandEngine, ResourcePolicy
+from accelcore.engine import CommandEngine, EngineState, ResourcePolicy
 from accelcore.errors import BackendError, DeviceInfoError, ErrorKind, SubmitFailure, SubmitIndeterminate
 from accelcore.flags import BufferUsage, MemoryDomain
 from accelcore.ports import MemorySource
@@ -52,8 +54,11 @@ class RunFailure(Exception):
     ) -> None:
         super().__init__(f"{phase}: {message}")
         self.phase = phase
+        self.message = message
         self.error = error
         self.indeterminate = indeterminate
+        self.needs_discard = False
+        """The engine needed a discard when the run failed (set by :func:`run_once`)."""
 
 
 @dataclass
@@ -102,8 +107,13 @@ def run_once(
     domain: MemoryDomain | None = None,
     resident_bytes: int = 64 << 20,
     wait_limit_s: float | None = None,
+    on_phase: Callable[[str], None] | None = None,
 ) -> RunResult:
-    """See the module docstring. ``wait_limit_s`` bounds how long the host waits for the event."""
+    """See the module docstring. ``wait_limit_s`` bounds how long the host waits for the event.
+
+    ``on_phase`` (the run worker's progress report) is called with ``"submit"`` just before the
+    submission and ``"executed"`` once the event is terminal.
+    """
     result = RunResult()
     try:
         engine: CommandEngine[Any, Any, Any, Any, Any] = CommandEngine(
@@ -139,6 +149,8 @@ def run_once(
 
         bindings = [(s.slot, buffers[s.slot], None, s.access) for s in slots]
         started = time.perf_counter()
+        if on_phase is not None:
+            on_phase("submit")
         try:
             event = engine.submit(queue, program, bindings, timeout)
         except SubmitIndeterminate as exc:
@@ -156,6 +168,8 @@ def run_once(
                 ) from exc
             raise RunFailure("execute", str(exc), exc) from exc
         result.timings["execute_s"] = time.perf_counter() - started
+        if on_phase is not None:
+            on_phase("executed")
         result.final_state = str(state)
         if state.status is EventStatus.FAILED:
             assert state.error is not None
@@ -171,6 +185,9 @@ def run_once(
             _phase("read", engine.read_buffer_into, buffers[slot.slot], 0, data)
             result.outputs[slot.slot] = np.frombuffer(bytes(data), dtype=slot.array.dtype).reshape(slot.array.shape)
         result.timings["transfer_out_s"] = time.perf_counter() - started
+    except RunFailure as exc:
+        exc.needs_discard = engine.state is EngineState.NEEDS_DISCARD
+        raise
     finally:
         result.quarantined = len(engine.reset())
     return result

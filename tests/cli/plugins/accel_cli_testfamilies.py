@@ -11,6 +11,10 @@ with this folder on PYTHONPATH, so users never see them:
 - ``crashing``: one device whose conformance factory calls ``os.abort()`` on
   its fourth instance, so the worker dies in the middle of the suite after
   some cases reported — what a segfaulting driver does.
+- ``hanging``: one reference device whose ``submit`` never returns (a driver
+  call stuck behind a kernel it cannot stop); it first starts a ``sleep``
+  grandchild in its own process group and writes its pid to
+  ``$ACCEL_TEST_HANG_PIDFILE``, so a test can see the whole group was killed.
 """
 
 from __future__ import annotations
@@ -107,6 +111,34 @@ class CrashingFamily:
         return ConformanceSetup(factory=factory, target=setup.target, hooks=setup.hooks)
 
 
+class HangingFamily:
+    name = "hanging"
+
+    def discover(self) -> list[DeviceEntry]:
+        return [DeviceEntry(self.name, 0, "Driver stuck in submit", b"\xdd" * 16, {"kind": "test hang"})]
+
+    def open(self, entry: DeviceEntry) -> Any:
+        import subprocess
+        import time
+
+        import accelcore.testing as testing
+
+        class Hanging(testing.ReferenceAccelerator):
+            def submit(self, *args: Any) -> Any:
+                grandchild = subprocess.Popen(["sleep", "600"])
+                pidfile = os.environ.get("ACCEL_TEST_HANG_PIDFILE")
+                if pidfile:
+                    with open(pidfile, "w") as handle:
+                        handle.write(str(grandchild.pid))
+                while True:
+                    time.sleep(1)
+
+        return Hanging()
+
+    def conformance(self, entry: DeviceEntry) -> ConformanceSetup:
+        raise AssertionError("not used")
+
+
 class _BadMetadataDevice:
     def device_info(self) -> Any:
         from accelcore import AcceleratorClass, Capabilities, DeviceIdentity, DeviceInfo, DeviceLimits
@@ -134,3 +166,4 @@ badmeta = BadMetadataFamily()
 broken = BrokenFamily()
 missing = MissingFamily()
 crashing = CrashingFamily()
+hanging = HangingFamily()

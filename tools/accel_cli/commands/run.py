@@ -24,6 +24,7 @@ from ..failures import CliFailure, DeviceFailure, InputRejected, UsageProblem
 from ..inventory import discover
 from ..packing import pack_options, pack_options_from
 from ..render import console, emit_json, error_boundary, hexuuid, json_mode, set_json_mode
+from ..runworker import GRACE_S, WorkerFailure, WorkerSetupError, run_in_worker
 from .common import close_provider, require_device
 
 __all__ = ["run"]
@@ -53,6 +54,9 @@ def _failure(exc: RunFailure) -> CliFailure:
     if exc.indeterminate:
         # Acceptance unknown: a device failure whatever the error's kind (never "input refused").
         return DeviceFailure(f"{exc} (indeterminate: the provider instance was discarded)", error_kind=kind)
+    if exc.needs_discard and exc.error is not None and exc.error.kind is ErrorKind.DEADLINE_EXPIRED:
+        # The deadline passed and the device could not stop the kernel: a device failure (exit 4).
+        return DeviceFailure(f"{exc} (--timeout)", argument="--timeout", error_kind=kind)
     if exc.phase == "execute" and (exc.error is None or exc.error.kind is not ErrorKind.DEVICE_LOST):
         return KernelFailed(str(exc), error_kind=kind)
     if exc.error is not None and exc.error.kind is ErrorKind.DEADLINE_EXPIRED:
@@ -92,6 +96,12 @@ def _failure(exc: RunFailure) -> CliFailure:
     help="Memory domain of the buffers (auto: device, else shared, else host).",
 )
 @click.option("--resident-bytes", default=64 << 20, type=click.IntRange(1), help="Ceiling on what the program retains.")
+@click.option(
+    "--in-process",
+    is_flag=True,
+    help="Run the kernel in this process instead of a worker process (a driver crash or a kernel the device "
+    f"cannot stop then takes this process with it; the worker is killed {GRACE_S:g} s past --timeout).",
+)
 @pack_options
 @click.option("--json", "as_json", is_flag=True, help="Print timings and outputs as JSON (schema accel-run/1).")
 @error_boundary
@@ -103,6 +113,7 @@ def run(
     wait_limit: str,
     domain: str,
     resident_bytes: int,
+    in_process: bool,
     as_json: bool,
     **packing: Any,
 ) -> None:
@@ -114,9 +125,15 @@ def run(
     the kernel declares needs a --bind. Reports the time spent allocating,
     loading, transferring in, executing and transferring out.
 
-    Exit status: 0 ran, 1 the kernel ended Failed/Cancelled or missed --timeout, 2 bad option
-    (bad --bind, missing slot, bad selector), 3 a file was refused (artifact,
-    .npy), 4 the device failed.
+    The kernel runs in a worker process (unless --in-process): a driver crash
+    ends only the worker, and a kernel still running --timeout plus a 2 s grace
+    after its submission is killed with the worker's process group. --out files
+    are written only after a successful run.
+
+    Exit status: 0 ran, 1 the kernel ended Failed/Cancelled or missed --timeout (the device
+    ended it), 2 bad option (bad --bind, missing slot, bad selector), 3 a file was refused
+    (artifact, .npy), 4 the device failed (a driver crash, naming the signal; a kernel the
+    device could not stop at --timeout).
     """
     set_json_mode(as_json)
     device_text, artifact_text = _split_positionals(args)
@@ -157,21 +174,43 @@ def run(
 
     inventory = discover()
     entry = inventory.select_one(device_text)
-    provider = inventory.family_of(entry).open(entry)
-    try:
-        result = run_once(
-            provider,
-            artifact,
-            slots,
-            timeout=timeout_value,
-            domain=None if domain == "auto" else MemoryDomain[domain.upper()],
-            resident_bytes=resident_bytes,
-            wait_limit_s=None if wait_value.ns is None else wait_value.ns / 1e9,
-        )
-    except RunFailure as exc:
-        raise _failure(exc) from None
-    finally:
-        close_provider(provider)
+    chosen = None if domain == "auto" else MemoryDomain[domain.upper()]
+    wait_s = None if wait_value.ns is None else wait_value.ns / 1e9
+    if in_process:
+        provider = inventory.family_of(entry).open(entry)
+        try:
+            result = run_once(
+                provider,
+                artifact,
+                slots,
+                timeout=timeout_value,
+                domain=chosen,
+                resident_bytes=resident_bytes,
+                wait_limit_s=wait_s,
+            )
+        except RunFailure as exc:
+            raise _failure(exc) from None
+        finally:
+            close_provider(provider)
+    else:
+        try:
+            result = run_in_worker(
+                entry.device_id,
+                entry.uuid.hex(),
+                artifact,
+                slots,
+                timeout=timeout_value,
+                domain=chosen,
+                resident_bytes=resident_bytes,
+                wait_limit_s=wait_s,
+            )
+        except RunFailure as exc:
+            raise _failure(exc) from None
+        except WorkerSetupError as exc:
+            raise DeviceFailure(f"{entry.device_id}: {exc}") from None
+        except WorkerFailure as exc:
+            kind = "DEADLINE_EXPIRED" if exc.limit == "--timeout" else None
+            raise DeviceFailure(str(exc), argument=exc.limit, error_kind=kind) from None
     for slot in slots:
         if slot.out is not None:
             try:
