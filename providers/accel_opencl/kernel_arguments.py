@@ -27,7 +27,9 @@ built with ``-cl-std=CL2.0`` or later (or from IL) without
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+import threading
+from collections import OrderedDict
+from collections.abc import Hashable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -53,6 +55,8 @@ __all__ = [
     "check_local_memory",
     "non_uniform_refusal",
     "read_argument_info",
+    "remember_argument_info",
+    "remembered_argument_info",
     "set_arguments",
 ]
 
@@ -201,6 +205,30 @@ def read_argument_info(cl: Any, kernel: Any, num_args: int) -> list[ArgumentInfo
         ]
     except cl.Error:
         return None
+
+
+_REMEMBERED: OrderedDict[Hashable, list[ArgumentInfo]] = OrderedDict()
+_REMEMBERED_LOCK = threading.Lock()
+REMEMBERED_ENTRIES = 256
+"""Argument info of OpenCL C builds, per binary-cache key (source, options, entry point; target)."""
+
+
+def remember_argument_info(key: Hashable, infos: Sequence[ArgumentInfo]) -> None:
+    """Keep what a build of ``key`` reported: a later load from the cached binary of a driver that
+    keeps no argument info in binaries (Intel's CPU runtime) then needs no twin compile."""
+    with _REMEMBERED_LOCK:
+        _REMEMBERED[key] = list(infos)
+        _REMEMBERED.move_to_end(key)
+        while len(_REMEMBERED) > REMEMBERED_ENTRIES:
+            _REMEMBERED.popitem(last=False)
+
+
+def remembered_argument_info(key: Hashable) -> list[ArgumentInfo] | None:
+    with _REMEMBERED_LOCK:
+        infos = _REMEMBERED.get(key)
+        if infos is not None:
+            _REMEMBERED.move_to_end(key)
+        return infos
 
 
 def _declared_type(info: ArgumentInfo) -> ValueType | None:

@@ -42,6 +42,8 @@ from .kernel_arguments import (
     check_local_memory,
     non_uniform_refusal,
     read_argument_info,
+    remember_argument_info,
+    remembered_argument_info,
     set_arguments,
 )
 from .source_check import check_build_options, check_includes
@@ -290,9 +292,16 @@ class ProgramLoader:
         ``-cl-kernel-arg-info``) and the package sets arguments, from a second program object
         built from the same binary with ``-cl-kernel-arg-info`` added — a build from a binary
         (~2 ms on PoCL, no compile), so the user's program and the cached binary stay as they are."""
+        source_key = self._source_key(package) if package.module_kind is ModuleKind.OPENCL_SOURCE else None
         infos = read_argument_info(self._cl, kernel, num_args)
         if infos is not None or not package.arguments or context is None or not binary:
+            if infos is not None and source_key is not None:
+                remember_argument_info(source_key, infos)  # a source build: a later cached load needs no twin
             return infos
+        if source_key is not None:
+            known = remembered_argument_info(source_key)
+            if known is not None and len(known) == num_args:
+                return known  # same source, options and entry point: the same parameters
         cl = self._cl
         options = f"{package.build_options} -cl-kernel-arg-info".strip()
         try:
@@ -311,6 +320,8 @@ class ProgramLoader:
                 infos = read_argument_info(cl, cl._cl.Kernel(native, package.entry_point), num_args)
             except (cl.Error, UnicodeDecodeError):
                 infos = None
+        if infos is not None and source_key is not None:
+            remember_argument_info(source_key, infos)
         return infos  # None: no argument info at all, only the driver's size checks apply
 
     def _check_kernel(
