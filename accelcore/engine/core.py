@@ -224,6 +224,8 @@ class CommandEngine(Generic[C, B, P, Q, E]):
         self._event_lookup = self._events.lookup
         self.state = EngineState.READY
         self.state_reason = ""
+        self._teardown_loss: str | None = None
+        """Set while reset() tears down, when the instance reported DEVICE_LOST or an indeterminate release."""
         self.quarantine: list[QuarantinedObject] = []
         self.discarded: list[QuarantinedObject] = []
         """Quarantine of provider instances replaced by ``reset(provider)``."""
@@ -309,6 +311,8 @@ class CommandEngine(Generic[C, B, P, Q, E]):
     def _watch(self, error: BackendError, call: str) -> None:
         if error.kind is ErrorKind.DEVICE_LOST:
             self._needs_discard(f"{call} reported DEVICE_LOST: {error.message}")
+            if self._teardown_loss is None:
+                self._teardown_loss = f"{call} reported DEVICE_LOST: {error.message}"
 
     # -- resolution ----------------------------------------------------------------------------
 
@@ -958,7 +962,9 @@ class CommandEngine(Generic[C, B, P, Q, E]):
         ``discarded`` and the policy charges start from zero. Returns the quarantine.
         """
         info = self._fetch_info(provider) if provider is not None else None  # an invalid one changes nothing
+        self._teardown_loss = None
         self._teardown()
+        loss, self._teardown_loss = self._teardown_loss, None
         for table in (self._events, self._queues, self._programs, self._buffers, self._contexts):
             table.clear()
         if provider is not None and info is not None:
@@ -971,8 +977,13 @@ class CommandEngine(Generic[C, B, P, Q, E]):
             self.usage = ResourceUsage(
                 sum(q.allocation_bytes for q in self.quarantine), sum(q.resident_bytes for q in self.quarantine)
             )
-        self.state = EngineState.READY
-        self.state_reason = ""
+        if loss is not None and (provider is None or info is None):
+            # The instance itself failed during teardown: it stays discarded until a fresh one comes.
+            self.state = EngineState.NEEDS_DISCARD
+            self.state_reason = f"reset: {loss}; reset(provider=<fresh instance>) to go on"
+        else:
+            self.state = EngineState.READY
+            self.state_reason = ""
         return list(self.quarantine)
 
     def poll_quarantine(self) -> list[QuarantinedObject]:
@@ -1081,6 +1092,8 @@ class CommandEngine(Generic[C, B, P, Q, E]):
                     kind, object_id, None, f"release indeterminate during reset: {exc.error}", *_charges(entry)
                 )
             )
+            if self._teardown_loss is None:
+                self._teardown_loss = f"a {kind.label} release was indeterminate during reset ({exc.error})"
         except BackendError as exc:
             self._quarantine_live(kind, object_id, entry, f"release raised during reset: {exc}")
         return False

@@ -33,7 +33,7 @@ from accelcore import (
 from accelcore.corpus import SPIN_MAX_ITERATIONS, load_package, spin_case
 from accelcore.engine import CommandEngine, EngineState, ObjectKind, ResourcePolicy
 from accelcore.package import ModuleKind
-from accelcore.testing import REFERENCE_CAPABILITIES, Fault, FaultKind, ReferenceAccelerator
+from accelcore.testing import REFERENCE_CAPABILITIES, Fault, FaultAccelerator, FaultKind, ReferenceAccelerator
 from accelcore.testing.pytest_support import raises_kind
 
 from .conftest import IN, Rig, make_rig, real_devices
@@ -272,3 +272,21 @@ def test_real_device_poll_quarantine_releases_once_the_kernel_ends(spin: _Spin) 
         time.sleep(0.02)
     assert polls >= 1, "the kernel was still running: the first polls must have found it pending"
     spin.assert_nothing_left()
+
+
+def test_device_lost_during_reset_leaves_the_same_instance_discarded() -> None:
+    """Found by the state machine over real providers: reset() used to end READY after its own
+    teardown saw DEVICE_LOST, and the lost instance kept admitting objects."""
+    faults = FaultAccelerator(ReferenceAccelerator())
+    engine = CommandEngine(faults)
+    engine.create_context()
+    faults.inject(Fault("destroy_context", FaultKind.DEVICE_LOST))
+    engine.reset()
+    assert engine.state is EngineState.NEEDS_DISCARD
+    assert engine.state_reason.startswith("reset: ") and "fresh instance" in engine.state_reason
+    with pytest.raises(BackendError) as info:
+        engine.create_context()
+    assert info.value.kind is ErrorKind.DEVICE_LOST
+    engine.reset(ReferenceAccelerator())  # a fresh instance is the way out
+    assert engine.state is EngineState.READY
+    engine.create_context()

@@ -625,7 +625,14 @@ class EngineMachine(RuleBasedStateMachine):
         finally:
             old_faults.clear()
             self.tally.update(old_faults)
-        assert self.engine.state is EngineState.READY
+        if fault is None or fresh:
+            assert self.engine.state is EngineState.READY
+        else:
+            # A DEVICE_LOST or an indeterminate release during the teardown leaves the same instance
+            # discarded (docs/engine.md: any DEVICE_LOST -> NEEDS_DISCARD); a fresh instance is the way out.
+            assert self.engine.state in (EngineState.READY, EngineState.NEEDS_DISCARD)
+            if self.engine.state is EngineState.NEEDS_DISCARD:
+                assert self.engine.state_reason.startswith("reset: ")
         assert self.engine.objects() == [] and self.engine.live_objects() == dict.fromkeys(
             (k.label for k in ObjectKind), 0
         )
