@@ -37,6 +37,9 @@ __all__ = [
     "module_kind_of_format",
     "opencl_target_identity",
     "target_accepts",
+    "target_differences",
+    "target_from_text",
+    "target_text",
 ]
 
 NO_COUNT_ARGUMENT = 0xFFFFFFFF
@@ -349,6 +352,45 @@ def opencl_target_identity(
         0,
         0,
     )
+    return TargetIdentity(words)
+
+
+OPENCL_TARGET_FIELDS = (
+    "schema",
+    "platform name",
+    "device name",
+    "driver version",
+    "platform version",
+    "device version",
+    "vendor id",
+    "address bits",
+)
+"""What words 0-7 of a schema-1 OpenCL ``TargetIdentity`` record (8-11 are reserved zeros)."""
+
+
+def target_differences(recorded: TargetIdentity, device: TargetIdentity) -> list[str]:
+    """The fields (:data:`OPENCL_TARGET_FIELDS`) in which two OpenCL identities differ, in word order.
+
+    Words are hashes, so this names *which* answers differ, never their values. Identities of another
+    schema differ as a whole: ``["schema"]``."""
+    if recorded.words[0] != device.words[0] or recorded.words[0] != OPENCL_TARGET_SCHEMA:
+        return [] if recorded.words == device.words else ["schema"]
+    differ = [i for i, (a, b) in enumerate(zip(recorded.words, device.words, strict=True)) if a != b]
+    names = [OPENCL_TARGET_FIELDS[i] for i in differ if i < len(OPENCL_TARGET_FIELDS)]
+    return names + (["reserved words"] if any(i >= len(OPENCL_TARGET_FIELDS) for i in differ) else [])
+
+
+def target_text(identity: TargetIdentity) -> str:
+    """The twelve words as text, ``0x00000001 0x…`` (a device record's ``target_identity``)."""
+    return " ".join(f"{word:#010x}" for word in identity.words)
+
+
+def target_from_text(text: str) -> TargetIdentity:
+    """Inverse of :func:`target_text` (any integer spelling Python reads); INVALID_ARGUMENT if malformed."""
+    try:
+        words = tuple(int(word, 0) for word in text.split())
+    except ValueError:
+        raise BackendError(ErrorKind.INVALID_ARGUMENT, f"target identity {text!r} is not twelve u32 words") from None
     return TargetIdentity(words)
 
 

@@ -34,6 +34,8 @@ from .package import (
     SpecConstant,
     module_kind_of_format,
     target_accepts,
+    target_differences,
+    target_text,
 )
 from .ports import ByteSource, source_of
 from .program import TARGET_WORDS, ArtifactRef, TargetIdentity
@@ -642,10 +644,12 @@ def parse_artifact(
     if pkg.target != ref.target:
         raise _malformed("ArtifactRef.target differs from the target recorded in the package")
     if device_target is not None and not target_accepts(pkg.target, device_target):
+        fields = target_differences(pkg.target, device_target)
+        differ = f"{', '.join(fields)} {'differs' if len(fields) == 1 else 'differ'}"
         raise BackendError(
             ErrorKind.INCOMPATIBLE,
-            f"{kind.name} package was built for another target: it records target words "
-            f"{list(pkg.target.words)}, this device is {list(device_target.words)}; rebuild it for this device "
-            "(accel compile DEVICE SOURCE) or load the portable source package",
+            f"{kind.name} package was built for a different device (its {differ} from this device's; "
+            f"recorded words {target_text(pkg.target)}, this device {target_text(device_target)}); rebuild it for "
+            "this device (accel compile DEVICE SOURCE) or load the portable source package",
         )
     return pkg

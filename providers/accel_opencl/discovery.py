@@ -17,7 +17,7 @@ from typing import Any
 
 from accelcore import TargetIdentity
 from accelcore.native_facts import NativeFacts
-from accelcore.package import opencl_target_identity
+from accelcore.package import opencl_target_identity, target_text
 from accelcore.registry import DeviceEntry, ProviderUnavailable
 
 __all__ = ["DeviceFingerprint", "NativeDevice", "entry_tag", "find_device", "list_devices", "load_pyopencl"]
@@ -221,6 +221,9 @@ def to_entry(native: NativeDevice) -> DeviceEntry:
             "vendor_id": f"{f.vendor_id:#x}",
             "tag": entry_tag(native),
             "uuid_source": native.uuid_source,
+            # The words an OPENCL_BINARY built here records (the same DeviceFingerprint.target() the
+            # provider checks a binary against), so a tool can name the device a foreign binary is for.
+            "target_identity": target_text(f.target()),
         },
         facts=native_facts(native),
     )

@@ -353,6 +353,96 @@ def test_bind_of_a_non_npy_file_says_so_and_never_mentions_pickles(cli_env, runn
         assert "pickle" not in result.output and "unsafely" not in result.output, result.output
 
 
+def test_wrong_target_binary_names_the_device_it_was_built_for(tmp_path) -> None:
+    from accel_cli.artifacts import load_artifact
+    from accel_cli.targets import foreign_binary_problem
+
+    from accelcore.flags import AccessMode
+    from accelcore.package import (
+        Dispatch,
+        DispatchKind,
+        KernelPackage,
+        ModuleKind,
+        PackageBinding,
+        opencl_target_identity,
+        target_text,
+    )
+    from accelcore.package_codec import write_package
+    from accelcore.registry import DeviceEntry
+
+    def device(index: int, platform: str, name: str, driver: str) -> DeviceEntry:
+        identity = opencl_target_identity(platform, name, driver, vendor_id=0x10006, address_bits=64)
+        native = {"platform": platform, "driver_version": driver, "target_identity": target_text(identity)}
+        return DeviceEntry("opencl", index, name, bytes(16), native)
+
+    pocl = device(0, "Portable Computing Language", "cpu-haswell", "5.0")
+    rusticl = device(1, "rusticl", "llvmpipe (LLVM 15.0.6, 256 bits)", "22.3.6")
+    vulkan = DeviceEntry("vulkan", 0, "llvmpipe", bytes(16), {"driver": "22.3.6"})
+
+    def binary_for(platform: str, name: str, driver: str):
+        target = opencl_target_identity(platform, name, driver, vendor_id=0x10006, address_bits=64)
+        package = KernelPackage(
+            module_kind=ModuleKind.OPENCL_BINARY,
+            entry_point="k",
+            local_size=(64, 1, 1),
+            bindings=(PackageBinding(0, 0, AccessMode.READ_WRITE),),
+            dispatch=Dispatch(DispatchKind.FROM_BINDING, slot=0),
+            module=b"poclbin\x00\x01\x02",
+            target=target,
+        )
+        path = tmp_path / f"{name}-{driver}.kpkg"
+        path.write_bytes(write_package(package))
+        return load_artifact(path)
+
+    on_pocl = binary_for("Portable Computing Language", "cpu-haswell", "5.0")
+    message = foreign_binary_problem(on_pocl, rusticl, [pocl, rusticl, vulkan])
+    assert message is not None
+    assert "built for opencl:0 (cpu-haswell, Portable Computing Language, driver 5.0)" in message, message
+    assert "not for opencl:1 (llvmpipe (LLVM 15.0.6, 256 bits), rusticl, driver 22.3.6), the device asked" in message
+    assert "run it on opencl:0" in message and "accel compile opencl:1 SOURCE.cl -o OUT.kpkg" in message
+    assert "0x" not in message and "[1, " not in message, message  # no raw target words
+    assert foreign_binary_problem(on_pocl, pocl, [pocl, rusticl]) is None  # its own device
+    assert foreign_binary_problem(on_pocl, vulkan, [pocl, vulkan]) is None  # no identity: the provider says why
+    elsewhere = binary_for("Portable Computing Language", "cpu-haswell", "4.0")  # same device, older driver
+    message = foreign_binary_problem(elsewhere, pocl, [pocl, rusticl])
+    assert message is not None
+    assert "built for another device (not on this machine) with the same device name but another driver version" in (
+        message
+    ), message
+    assert "run the portable source package" in message
+
+
+@pytest.mark.opencl
+def test_opencl_devices_publish_the_target_identity_their_binaries_record(accel, tmp_path) -> None:
+    devices = _documents(accel, "opencl")
+    for entry in devices:
+        assert len(entry["native"]["target_identity"].split()) == 12, entry["native"]
+    binary = tmp_path / "saxpy.kpkg"
+    from pathlib import Path
+
+    source = Path(__file__).resolve().parents[2] / "artifacts" / "src" / "opencl" / "saxpy.cl"
+    proc = accel(
+        ["compile", devices[0]["id"], source, "-o", binary, "--grid-from", "2", "--count-arg", "4"],
+        providers=["opencl"],
+    )
+    assert proc.returncode == 0, proc.stderr
+    inspected = json.loads(accel(["inspect", binary, "--json"]).stdout)
+    assert " ".join(inspected["package"]["target"]) == devices[0]["native"]["target_identity"]
+    others = [d for d in devices[1:] if d["native"]["target_identity"] != devices[0]["native"]["target_identity"]]
+    if not others:
+        pytest.skip("only one OpenCL device: cannot show another device refusing the binary")
+    x = tmp_path / "x.npy"
+    import numpy as np
+
+    np.save(x, np.ones(256, dtype=np.float32))
+    binds = [a for slot in range(4) for a in ("--bind", f"{slot}={x}")]
+    proc = accel(["run", others[0]["id"], binary, *binds], providers=["opencl"])
+    assert proc.returncode == 3, proc.stdout + proc.stderr
+    assert f"built for {devices[0]['id']} ({devices[0]['name']}" in proc.stderr, proc.stderr
+    assert f"not for {others[0]['id']} ({others[0]['name']}" in proc.stderr, proc.stderr
+    assert "[1, " not in proc.stderr and "0x" not in proc.stderr, proc.stderr
+
+
 def test_reasons_write_numbers_plainly_not_as_numpy_reprs() -> None:
     import numpy as np
 

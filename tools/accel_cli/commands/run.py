@@ -25,6 +25,7 @@ from ..inventory import discover
 from ..packing import pack_options, pack_options_from
 from ..render import console, emit_json, error_boundary, hexuuid, json_mode, set_json_mode
 from ..runworker import GRACE_S, WorkerFailure, WorkerSetupError, run_in_worker
+from ..targets import foreign_binary_problem
 from .common import close_provider, require_device
 
 __all__ = ["run"]
@@ -174,6 +175,9 @@ def run(
 
     inventory = discover()
     entry = inventory.select_one(device_text)
+    foreign = foreign_binary_problem(artifact, entry, inventory.devices)
+    if foreign is not None:  # the provider would refuse it (INCOMPATIBLE); name the device it is for
+        raise InputRejected(foreign, argument="ARTIFACT", error_kind="INCOMPATIBLE")
     chosen = None if domain == "auto" else MemoryDomain[domain.upper()]
     wait_s = None if wait_value.ns is None else wait_value.ns / 1e9
     if in_process:
