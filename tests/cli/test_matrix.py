@@ -99,11 +99,11 @@ def test_json_round_trip_and_schema(expectations, tmp_path: Path) -> None:
     assert [r.to_json() for r in again.runs] == [r.to_json() for r in matrix.runs]
 
 
-def test_merge_labels_devices_by_host_when_ids_collide(expectations) -> None:
+def test_merge_labels_every_device_by_host_when_hosts_differ(expectations) -> None:
     a = _matrix(expectations)
     b = Matrix(runs=(_run(POCL, "b", {"metadata.stable-valid": "failed"}),)).reclassified([])
     merged = merge([a, b])
-    assert [r.label for r in merged.runs] == ["a/opencl:0", "opencl:1", "b/opencl:0"]
+    assert [r.label for r in merged.runs] == ["a/opencl:0", "a/opencl:1", "b/opencl:0"]
     assert merged.case_ids == ["metadata.stable-valid", "memory.host", "event.cancellation-races"]
     validate("conformance-matrix", merged.to_json())
     assert not merged.ok(strict=False)

@@ -463,3 +463,95 @@ def test_reasons_write_numbers_plainly_not_as_numpy_reprs() -> None:
     with pytest.raises(BackendError) as caught:
         encode_value(ValueType(ScalarType.F32), np.float64(2.5), "a")
     assert "was given a numpy float64 (2.5); pass np.float32(...)" in caught.value.message, caught.value.message
+
+
+# 10. Merged reports: every column names its host when several hosts are merged; driver versions shown.
+
+
+def test_merged_report_labels_every_column_by_host_and_shows_driver_versions(
+    runner: CliRunner, cli_env, tmp_path
+) -> None:
+    from accel_cli.junit import xml_tree
+
+    devices = {
+        "laptop": [("vulkan", 0, "llvmpipe", {"driver": "llvmpipe Mesa 22.3.6 (LLVM 15.0.6)"})],
+        "gpu-box": [
+            ("opencl", 0, "NVIDIA H200", {"platform": "NVIDIA CUDA", "driver_version": "550.54.15"}),
+            ("vulkan", 0, "NVIDIA H200", {"driver": "NVIDIA 550.54.15"}),
+        ],
+    }
+    reports = []
+    for host, entries in devices.items():
+        runs = [
+            {
+                "label": f"{provider}:{index}",
+                "host": host,
+                "device": {
+                    "id": f"{provider}:{index}",
+                    "provider": provider,
+                    "index": index,
+                    "name": name,
+                    "uuid": "00" * 16,
+                    "native": native,
+                },
+                "outcome": "completed",
+                "detail": "",
+                "exit_code": 0,
+                "duration_s": 1.0,
+                "cases": [
+                    {
+                        "id": "metadata.stable-valid",
+                        "status": "passed",
+                        "verdict": "pass",
+                        "reason": "",
+                        "duration_s": 0.1,
+                        "expectation": None,
+                    }
+                ],
+            }
+            for provider, index, name, native in entries
+        ]
+        path = tmp_path / f"{host}.json"
+        path.write_text(json.dumps({"format": "accel-conformance-matrix/1", "runs": runs}))
+        reports.append(str(path))
+    out = {kind: tmp_path / f"merged.{kind}" for kind in ("json", "html", "xml")}
+    result = runner.invoke(
+        main,
+        [
+            "conformance",
+            "--merge",
+            *reports,
+            "--json",
+            str(out["json"]),
+            "--html",
+            str(out["html"]),
+            "--junit",
+            str(out["xml"]),
+        ],
+    )
+    assert result.exit_code == 0, result.output
+    labels = ["laptop/vulkan:0", "gpu-box/opencl:0", "gpu-box/vulkan:0"]
+    assert [r["label"] for r in json.loads(out["json"].read_text())["runs"]] == labels  # opencl:0 too
+    for label in labels:
+        assert label in result.stdout, result.stdout
+    page = out["html"].read_text()
+    for driver in ("llvmpipe Mesa 22.3.6 (LLVM 15.0.6)", "550.54.15", "NVIDIA 550.54.15"):
+        assert f"<small>driver {driver}</small>" in page and f", driver {driver} (uuid" in page
+    tree = xml_tree(out["xml"].read_text())
+    validate("junit", tree)
+    suites = tree["children"]
+    properties = [
+        {p["attrib"]["name"]: p["attrib"]["value"] for p in suite["children"][0]["children"]} for suite in suites
+    ]
+    assert [p["driver_version"] for p in properties] == [
+        "llvmpipe Mesa 22.3.6 (LLVM 15.0.6)",
+        "550.54.15",
+        "NVIDIA 550.54.15",
+    ]
+    single = runner.invoke(main, ["conformance", "--merge", reports[1], reports[1], "--json", "-"])
+    assert [r["label"] for r in json.loads(single.stdout)["runs"]] == [
+        "opencl:0",
+        "vulkan:0",
+        "opencl:0#2",
+        "vulkan:0#2",
+    ]  # one host: no prefix, repeats numbered

@@ -38,10 +38,13 @@ def matrix_to_html(matrix: Matrix, *, strict: bool = False, title: str = "accel 
         "<table><thead><tr><th>case</th>",
     ]
     for run in matrix.runs:
-        tip = f"{run.device.name} on {run.host} ({run.outcome})"
+        driver = run.device.driver_version
+        tip = f"{run.device.name}{f', driver {driver}' if driver else ''} on {run.host} ({run.outcome})"
         parts.append(
             f'<th title="{esc(tip)}">{esc(run.label or run.device.device_id)}'
-            f"<br><small>{esc(run.device.name)}</small></th>"
+            f"<br><small>{esc(run.device.name)}</small>"
+            + (f"<br><small>driver {esc(driver)}</small>" if driver else "")
+            + "</th>"
         )
     parts.append("</tr></thead><tbody>")
     notes: list[str] = []
@@ -69,7 +72,9 @@ def matrix_to_html(matrix: Matrix, *, strict: bool = False, title: str = "accel 
     parts.append("<h2>Devices</h2><ul>")
     for run in matrix.runs:
         parts.append(
-            f"<li><b>{esc(run.label)}</b>: {esc(run.device.name)} (uuid {esc(run.device.uuid.hex())}) on "
+            f"<li><b>{esc(run.label)}</b>: {esc(run.device.name)}"
+            + (f", driver {esc(run.device.driver_version)}" if run.device.driver_version else "")
+            + f" (uuid {esc(run.device.uuid.hex())}) on "
             f"{esc(run.host)} — {esc(run.outcome)}{': ' + esc(run.detail) if run.detail else ''}</li>"
         )
     parts.append(f"</ul><p><small>generated {esc(matrix.generated)}</small></p></body></html>")

@@ -34,6 +34,7 @@ def matrix_to_junit(matrix: Matrix, *, strict: bool = False) -> str:
             ("device_id", run.device.device_id),
             ("device_name", run.device.name),
             ("device_uuid", run.device.uuid.hex()),
+            ("driver_version", run.device.driver_version),
             ("outcome", run.outcome),
         ):
             ElementTree.SubElement(properties, "property", {"name": name, "value": text})

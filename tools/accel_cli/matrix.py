@@ -64,6 +64,11 @@ class DeviceRecord:
     def device_id(self) -> str:
         return f"{self.provider}:{self.index}"
 
+    @property
+    def driver_version(self) -> str:
+        """The driver's version as the provider recorded it: OpenCL ``driver_version``, Vulkan ``driver``; else ''."""
+        return self.native.get("driver_version") or self.native.get("driver") or ""
+
     def to_json(self) -> dict[str, Any]:
         return {
             "id": self.device_id,
@@ -262,16 +267,16 @@ def hostname() -> str:
 
 
 def with_unique_labels(runs: Iterable[DeviceRun]) -> tuple[DeviceRun, ...]:
-    """Label each run by its device id; ids seen on several hosts become ``host/id``, then ``#n`` if needed."""
+    """Label each run by its device id; when the runs come from more than one host, every label is
+    ``host/id`` (not only ids seen on several hosts: ``opencl:0`` alone on one of them is still that
+    host's); a repeat on one host then gets ``#n``."""
     runs = list(runs)
-    by_id: dict[str, set[str]] = {}
-    for run in runs:
-        by_id.setdefault(run.device.device_id, set()).add(run.host)
+    several_hosts = len({run.host for run in runs}) > 1
     labelled: list[DeviceRun] = []
     used: set[str] = set()
     for run in runs:
         base = run.device.device_id
-        if len(by_id[base]) > 1:
+        if several_hosts:
             base = f"{run.host}/{base}"
         label, number = base, 2
         while label in used:
