@@ -176,9 +176,48 @@ def glsl_output(name: str) -> Output:
     )
 
 
+NUMERICS_GLSL = ("numerics_f32",)
+"""The numerics suite's GLSL modules (accelcore.conformance.numerics; packed at run time per function)."""
+NUMERICS_OPENCL = ("numerics_f32",)
+"""The numerics suite's OpenCL C files: run as source by the drivers; compiled to OpenCL SPIR-V here
+with clang-15 as a check that they are valid OpenCL C 1.2 (and for IL-only devices)."""
+
+
+def opencl_spirv_output(name: str) -> Output:
+    opencl = f"src/opencl/{name}.cl"
+    cl = f"spirv/{name}.cl.spv"
+    bitcode = f"spirv/{name}.cl.bc"
+    return Output(
+        cl,
+        "SPIRV_OPENCL module",
+        [opencl],
+        [
+            [
+                "clang-15",
+                "-c",
+                "-target",
+                "spir64",
+                "-cl-std=CL1.2",
+                "-O0",
+                "-Xclang",
+                "-finclude-default-header",
+                "-emit-llvm",
+                "-o",
+                bitcode,
+                opencl,
+            ],
+            ["llvm-spirv-15", bitcode, "-o", cl],
+            ["rm", bitcode],
+        ],
+        "clang-15 + llvm-spirv-15",
+    )
+
+
 def plan() -> list[Output]:
     """Every output, its sources and its exact commands (paths relative to artifacts/)."""
     outputs: list[Output] = []
+    outputs.extend(glsl_output(name) for name in NUMERICS_GLSL)
+    outputs.extend(opencl_spirv_output(name) for name in NUMERICS_OPENCL)
     for name in KERNELS:
         opencl = f"src/opencl/{name}.cl"
         vk = f"spirv/{name}.vk.spv"

@@ -458,6 +458,7 @@ class CaseContext:
         self.info = info
         self.wait_limit_s = wait_limit_s
         self.notes: list[str] = []
+        self.metrics: dict[str, Any] = {}
         self.accounting_problems: list[str] = []
         self.prior_accounting: list[str] = []
         self._sessions: list[Session] = []
@@ -495,6 +496,10 @@ class CaseContext:
     def note(self, message: str) -> None:
         """Record a remark that ends up in the case's ``reason`` even when it passes."""
         self.notes.append(message)
+
+    def record(self, metrics: Mapping[str, Any]) -> None:
+        """Record measured numbers (JSON-ready values) for the case's result, passed or failed."""
+        self.metrics.update(metrics)
 
     def expect_error(
         self, kind: ErrorKind, what: str, call: Callable[..., Any], *args: Any, **kwargs: Any

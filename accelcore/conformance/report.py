@@ -30,9 +30,11 @@ class CaseResult:
     duration_s: float = 0.0
     mandatory: bool = True
     standard: bool = True
+    metrics: Mapping[str, Any] = field(default_factory=dict)
+    """Numbers a case measured (``ctx.record``; the numerics suite: max error, limit, worst input), JSON-ready."""
 
     def to_dict(self) -> dict[str, Any]:
-        return {
+        out: dict[str, Any] = {
             "id": self.id,
             "status": self.status.value,
             "reason": self.reason,
@@ -40,6 +42,9 @@ class CaseResult:
             "mandatory": self.mandatory,
             "standard": self.standard,
         }
+        if self.metrics:
+            out["metrics"] = dict(self.metrics)
+        return out
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> CaseResult:
@@ -50,6 +55,7 @@ class CaseResult:
             duration_s=float(data.get("duration_s", 0.0)),
             mandatory=bool(data.get("mandatory", True)),
             standard=bool(data.get("standard", True)),
+            metrics=dict(data.get("metrics") or {}),
         )
 
 

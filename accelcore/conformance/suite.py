@@ -121,8 +121,11 @@ def _run_case(
 ) -> CaseResult:
     start = time.perf_counter()
 
+    ctx: CaseContext | None = None
+
     def result(status: CaseStatus, reason: str) -> CaseResult:
-        return CaseResult(case.id, status, reason, time.perf_counter() - start, case.mandatory, standard)
+        metrics = dict(ctx.metrics) if ctx is not None else {}
+        return CaseResult(case.id, status, reason, time.perf_counter() - start, case.mandatory, standard, metrics)
 
     if info is None:
         return result(CaseStatus.FAILED, f"no valid device metadata, so the case cannot run: {probe_problem}")
