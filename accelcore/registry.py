@@ -65,6 +65,9 @@ class ConformanceSetup:
     target: ConformanceTarget
     hooks: ConformanceHooks
     extra_cases: Sequence[Any] = ()
+    numerics_cases: Sequence[Any] = ()
+    """The numerics suite's cases for this device (``accelcore.conformance.numerics``); ``accel conformance``
+    runs them with the rest (``--suite``), provider test suites run them on their own."""
 
 
 class ProviderFamily(Protocol):

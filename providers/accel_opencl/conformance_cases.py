@@ -479,6 +479,26 @@ def kernel_arguments(ctx: CaseContext) -> None:
     ctx.check(not problems, "; ".join(problems))
 
 
+def numerics_claims(native: Any) -> dict[str, object]:
+    """What the device says about its number formats, for the numerics suite: CL_FP_DENORM in
+    CL_DEVICE_SINGLE_FP_CONFIG, cl_khr_fp16 / cl_khr_fp64 (or a double FP config)."""
+    device = native.device
+
+    def ask(name: str) -> Any:
+        try:
+            return getattr(device, name)
+        except Exception:  # pyopencl raises for a query the driver does not answer
+            return None
+
+    single = int(ask("single_fp_config") or 0)
+    extensions = str(ask("extensions") or "").split()
+    return {
+        "f32_denormals": bool(single & 1),
+        "fp16": "cl_khr_fp16" in extensions,
+        "fp64": bool(int(ask("double_fp_config") or 0)) or "cl_khr_fp64" in extensions,
+    }
+
+
 def opencl_cases() -> tuple[ConformanceCase, ...]:
     """The OpenCL provider's extra cases (stable ids)."""
     return (

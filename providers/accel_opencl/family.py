@@ -43,10 +43,11 @@ class OpenCLFamily:
         return OpenCLAccelerator(find_device(entry))
 
     def conformance(self, entry: DeviceEntry) -> ConformanceSetup:
+        from accelcore.conformance.numerics import numerics_cases
         from accelcore.corpus import standard_target
         from accelcore.package import ModuleKind
 
-        from .conformance_cases import opencl_cases
+        from .conformance_cases import numerics_claims, opencl_cases
 
         native = find_device(entry)
         target = standard_target(ModuleKind.OPENCL_SOURCE)
@@ -55,6 +56,7 @@ class OpenCLFamily:
             target=target,
             hooks=OpenCLHooks(),
             extra_cases=opencl_cases(),
+            numerics_cases=numerics_cases("opencl", numerics_claims(native)),
         )
 
 

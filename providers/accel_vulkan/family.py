@@ -123,6 +123,7 @@ class VulkanFamily:
 
     def conformance(self, entry: DeviceEntry, *, validation: bool | None = None) -> ConformanceSetup:
         """Standard target (the corpus ``conformance`` kernel as Vulkan SPIR-V), hooks and Vulkan cases."""
+        from accelcore.conformance.numerics import numerics_cases
         from accelcore.corpus import standard_target
         from accelcore.package import ModuleKind
 
@@ -134,7 +135,15 @@ class VulkanFamily:
             target=standard_target(ModuleKind.SPIRV_VULKAN),
             hooks=VulkanHooks(),
             extra_cases=extra_cases(factory),
+            numerics_cases=numerics_cases("vulkan", _numerics_claims(entry)),
         )
+
+
+def _numerics_claims(entry: DeviceEntry) -> dict[str, object]:
+    """What the device advertises for the numerics suite (shaderFloat16 / shaderFloat64 via its native facts).
+    Without DenormPreserve in the module, Vulkan lets every float32 subnormal flush whatever the device says."""
+    facts = entry.facts
+    return {"fp16": bool(facts and facts.fp16), "fp64": bool(facts and facts.fp64)}
 
 
 provider_family = VulkanFamily()

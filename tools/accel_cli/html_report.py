@@ -59,9 +59,10 @@ def matrix_to_html(matrix: Matrix, *, strict: bool = False, title: str = "accel 
             if cell.expectation:
                 expected = cell.expectation
                 reason = f"expected failure ({expected.get('date', '')}): {expected.get('reason', '')}\n{reason}"
+            measured = f"<br><small>{esc(cell.measured)}</small>" if cell.measured else ""
             parts.append(
                 f'<td class="{esc(cell.verdict)}" title="{esc(reason)}">'
-                f"{_SYMBOL.get(cell.verdict, esc(cell.verdict))}</td>"
+                f"{_SYMBOL.get(cell.verdict, esc(cell.verdict))}{measured}</td>"
             )
             if cell.verdict != "pass" and reason:
                 notes.append(f"<dt>{esc(run.label)} · {esc(case_id)} · {esc(cell.verdict)}</dt><dd>{esc(reason)}</dd>")

@@ -100,9 +100,16 @@ class CaseCell:
     duration_s: float = 0.0
     verdict: str = ""
     expectation: Mapping[str, str] | None = None
+    metrics: Mapping[str, Any] = field(default_factory=dict)
+    """What the case measured (the numerics suite: max error, limit, worst input; ``cell`` is its short text)."""
+
+    @property
+    def measured(self) -> str:
+        """The short measured text a matrix cell shows next to the verdict (``2.1 ulp ≤ 4``), or ''."""
+        return str(self.metrics.get("cell", "")) if self.metrics else ""
 
     def to_json(self) -> dict[str, Any]:
-        return {
+        out = {
             "id": self.id,
             "status": self.status,
             "verdict": self.verdict,
@@ -110,6 +117,9 @@ class CaseCell:
             "duration_s": self.duration_s,
             "expectation": dict(self.expectation) if self.expectation else None,
         }
+        if self.metrics:
+            out["metrics"] = dict(self.metrics)
+        return out
 
     @classmethod
     def from_json(cls, data: Mapping[str, Any]) -> CaseCell:
@@ -121,6 +131,7 @@ class CaseCell:
             duration_s=float(data.get("duration_s", 0.0)),
             verdict=str(data.get("verdict", "")),
             expectation={str(k): str(v) for k, v in expectation.items()} if expectation else None,
+            metrics=dict(data.get("metrics") or {}),
         )
 
 

@@ -115,6 +115,7 @@ def _cells(results: Sequence[dict[str, Any]]) -> list[CaseCell]:
             status=str(r["status"]),
             reason=str(r.get("reason", "")),
             duration_s=float(r.get("duration_s", 0.0)),
+            metrics=dict(r.get("metrics") or {}),
         )
         for r in results
     ]
@@ -151,13 +152,21 @@ def _finish(worker: _Worker, timed_out: bool, host: str) -> DeviceRun:
     return DeviceRun(record, host, outcome, tuple(cells), detail, code, elapsed)
 
 
-def _start(entry: DeviceEntry, scratch: Path, number: int, select: Sequence[str] | None) -> _Worker:
+def _start(
+    entry: DeviceEntry,
+    scratch: Path,
+    number: int,
+    select: Sequence[str] | None,
+    suite: str = "all",
+    quick: bool = False,
+) -> _Worker:
     events = scratch / f"worker{number}.jsonl"
     stderr = scratch / f"worker{number}.stderr"
     events.touch()
     arguments = ["--device", entry.device_id, "--uuid", entry.uuid.hex(), "--events", str(events)]
     for case_id in select or ():
         arguments += ["--select", case_id]
+    arguments += ["--suite", suite] + (["--quick"] if quick else [])
     command = python_module_command("accel_cli.worker", *arguments)
     with open(stderr, "wb") as err:
         process = subprocess.Popen(command, stdin=subprocess.DEVNULL, stdout=err, stderr=err, env=child_environment())
@@ -171,6 +180,8 @@ def run_devices(
     jobs: int = 1,
     select: Sequence[str] | None = None,
     on_progress: Callable[[DeviceProgress], None] | None = None,
+    suite: str = "all",
+    quick: bool = False,
 ) -> list[DeviceRun]:
     """One DeviceRun per entry, in ``entries`` order; at most ``jobs`` workers at a time."""
     host = hostname()
@@ -182,7 +193,7 @@ def run_devices(
         while pending or active:
             while pending and len(active) < max(1, jobs):
                 number, entry = pending.pop(0)
-                active[number] = _start(entry, scratch, number, select)
+                active[number] = _start(entry, scratch, number, select, suite, quick)
                 if on_progress is not None:
                     on_progress(active[number].progress)
             time.sleep(_POLL_S)

@@ -46,8 +46,21 @@ def _device_json(entry: Any) -> dict[str, Any]:
     }
 
 
-def run_worker(device_id: str, uuid_hex: str | None, events: IO[str], select: Sequence[str] | None) -> int:
+SUITES = ("all", "contract", "numerics")
+"""``all``: the contract cases and the numerics suite; ``contract``: without the numerics suite;
+``numerics``: only the numerics suite (docs/numerics.md)."""
+
+
+def run_worker(
+    device_id: str,
+    uuid_hex: str | None,
+    events: IO[str],
+    select: Sequence[str] | None,
+    suite_name: str = "all",
+    quick: bool = False,
+) -> int:
     from accelcore.conformance import suite
+    from accelcore.conformance.numerics import is_quick
 
     from .inventory import discover
 
@@ -64,9 +77,13 @@ def run_worker(device_id: str, uuid_hex: str | None, events: IO[str], select: Se
     except Exception as exc:
         _emit(events, {"event": "error", "message": f"{type(exc).__name__}: {exc}"})
         return SETUP_FAILED
-    extra = list(setup.extra_cases)
+    offered = list(getattr(setup, "numerics_cases", ()))
+    numerics = [case for case in offered if is_quick(case.id)] if quick else offered
+    extra = list(setup.extra_cases) + ([] if suite_name == "contract" else numerics)
     planned = [*suite.standard_case_ids()[:-1], *(case.id for case in extra), suite.standard_case_ids()[-1]]
-    available = list(planned)
+    available = [*planned[:-1], *(c.id for c in offered if c.id not in planned), planned[-1]]
+    if suite_name == "numerics":
+        planned = [case.id for case in numerics]
     if select:
         planned = [c for c in planned if any(c == s or (s.endswith(".") and c.startswith(s)) for s in select)]
     _emit(events, {"event": "start", "device": _device_json(entry), "cases": planned, "available": available})
@@ -76,7 +93,7 @@ def run_worker(device_id: str, uuid_hex: str | None, events: IO[str], select: Se
         setup.hooks,
         extra,
         progress=lambda result: _emit(events, {"event": "case", "result": result.to_dict()}),
-        select=list(select) if select else None,
+        select=planned,
         device={"device_id": entry.device_id, "name": entry.name, "provider": entry.provider},
     )
     _emit(events, {"event": "done", "report": report.to_dict()})
@@ -90,10 +107,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--uuid", help="the device's uuid, checked against what discovery finds now")
     parser.add_argument("--events", required=True, help="file to append JSON-line events to")
     parser.add_argument("--select", action="append", help="run only this case id (or id prefix ending in '.')")
+    parser.add_argument("--suite", choices=SUITES, default="all", help="which cases (default: all)")
+    parser.add_argument("--quick", action="store_true", help="only the quick subset of the numerics suite")
     args = parser.parse_args(argv)
     with open(args.events, "a", encoding="utf-8") as events:
         try:
-            return run_worker(args.device, args.uuid, events, args.select)
+            return run_worker(args.device, args.uuid, events, args.select, args.suite, args.quick)
         except Exception as exc:
             _emit(events, {"event": "error", "message": f"worker failed: {type(exc).__name__}: {exc}"})
             traceback.print_exc(file=sys.stderr)

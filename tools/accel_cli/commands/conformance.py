@@ -8,6 +8,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 import click
+from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TaskID, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
@@ -105,7 +106,8 @@ def _print_matrix(matrix: Matrix, *, reasons: bool, strict: bool) -> None:
             if cell is None:
                 row.append("[dim]—[/dim]")
             else:
-                row.append(f"[{_STYLE.get(cell.verdict, '')}]{_TEXT.get(cell.verdict, cell.verdict)}[/]")
+                measured = f"\n{escape(cell.measured)}" if cell.measured else ""
+                row.append(f"[{_STYLE.get(cell.verdict, '')}]{_TEXT.get(cell.verdict, cell.verdict)}[/]{measured}")
         table.add_row(*row)
     out.print(table)
     if reasons:
@@ -203,6 +205,18 @@ def _write(path: str, text: str, option: str) -> None:
 @click.option("--reasons", is_flag=True, help="Print the reason of every non-passing cell (and pass notes).")
 @click.option("--case", "cases", multiple=True, metavar="ID", help="Run only this case id (or prefix ending in '.').")
 @click.option(
+    "--suite",
+    "suite_name",
+    type=click.Choice(["all", "contract", "numerics"]),
+    default="all",
+    show_default=True,
+    help="all: the contract cases and the numerics suite; contract: without the numerics suite; numerics: only "
+    "the numerics suite (docs/numerics.md).",
+)
+@click.option(
+    "--quick", is_flag=True, help="The numerics suite's quick subset (10 float32 functions and the non-f32 cases)."
+)
+@click.option(
     "--device-timeout", default="10m", show_default=True, metavar="DURATION", help="Kill a device's worker after this."
 )
 @click.option("--jobs", default=1, show_default=True, type=click.IntRange(1, 64), help="Devices run at the same time.")
@@ -217,6 +231,8 @@ def conformance(
     merge: bool,
     reasons: bool,
     cases: Sequence[str],
+    suite_name: str,
+    quick: bool,
     device_timeout: str,
     jobs: int,
 ) -> None:
@@ -270,7 +286,15 @@ def conformance(
             reporter.update(state)
 
         with _Reporter(expectations or ()) as reporter:
-            runs = run_devices(entries, timeout_s=timeout_s, jobs=jobs, select=cases or None, on_progress=on_progress)
+            runs = run_devices(
+                entries,
+                timeout_s=timeout_s,
+                jobs=jobs,
+                select=cases or None,
+                on_progress=on_progress,
+                suite=suite_name,
+                quick=quick,
+            )
         check_case_selection(list(cases), [state.available for state in states.values()])
         known: dict[str, set[str]] = {}
         for state in states.values():
