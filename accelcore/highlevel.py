@@ -27,9 +27,10 @@ it without a transfer. Resources are released child before parent on
 from __future__ import annotations
 
 import os
+import time
 from collections import OrderedDict
-from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -38,7 +39,7 @@ import numpy.typing as npt
 
 from .arguments import spirv_value_type
 from .buffers import BufferDesc
-from .engine import CommandEngine, ResourcePolicy
+from .engine import CommandEngine, EngineState, ResourcePolicy
 from .environment import DEVICE_ENV, apply_defaults
 from .errors import BackendError, ErrorKind
 from .flags import AccessMode, BufferUsage, Capabilities, MemoryDomain
@@ -56,13 +57,16 @@ from .submission import EventState, EventStatus, Timeout
 from .values import ValueType
 
 __all__ = [
+    "Binding",
     "Device",
     "DeviceArray",
     "Kernel",
     "LocalMemory",
     "Parameter",
+    "Progress",
     "Run",
     "RunCancelled",
+    "choose_domain",
     "devices",
     "local_memory",
     "open",
@@ -89,6 +93,24 @@ def _triple(size: Sequence[int]) -> tuple[int, int, int]:
 
 
 # --------------------------------------------------------------------------- devices
+
+
+def choose_domain(info: Any, requested: MemoryDomain | None = None) -> MemoryDomain:
+    """``requested`` if the device offers it (else UNSUPPORTED naming what it offers); otherwise the first
+    of Device, Shared, Host it offers."""
+    offered = [d for d in MemoryDomain if info.capabilities & d.capability]
+    if requested is not None:
+        if requested not in offered:
+            raise BackendError(
+                ErrorKind.UNSUPPORTED,
+                f"the device does not offer the {requested.name} memory domain "
+                f"(offers: {', '.join(d.name for d in offered)})",
+            )
+        return requested
+    for domain in _DOMAINS:
+        if domain in offered:
+            return domain
+    raise BackendError(ErrorKind.UNSUPPORTED, "the device advertises no memory domain")
 
 
 def devices(selector: str | None = None) -> list[DeviceEntry]:
@@ -129,16 +151,42 @@ def local_memory(nbytes: int) -> LocalMemory:
 class Device:
     """One open device: an engine over a provider instance, one context and one queue."""
 
-    def __init__(self, provider: Any, entry: DeviceEntry, *, resident_bytes: int = _RESIDENT_BYTES) -> None:
+    def __init__(
+        self,
+        provider: Any,
+        entry: DeviceEntry | None = None,
+        *,
+        resident_bytes: int = _RESIDENT_BYTES,
+        domain: MemoryDomain | None = None,
+        policy: ResourcePolicy | None = None,
+        owns_provider: bool = True,
+        start: bool = True,
+    ) -> None:
+        """An engine over ``provider``; ``start`` creates the context and queue now (else :meth:`start`).
+
+        ``domain``: the memory domain of every buffer (default: device, else shared, else host;
+        one the device lacks → UNSUPPORTED). ``owns_provider``: :meth:`close` closes the provider too.
+        """
         self.entry = entry
         self._provider = provider
+        self._owns_provider = owns_provider
+        self._closed = False
+        self.quarantined: list[Any] = []
+        """What the final reset could not prove released (filled by :meth:`close`)."""
         self.engine: CommandEngine[Any, Any, Any, Any, Any] = CommandEngine(
-            provider, ResourcePolicy(max_resident_bytes=None)
+            provider, policy if policy is not None else ResourcePolicy()
         )
         self.resident_bytes = resident_bytes
-        info = self.engine.info
-        self.domain = next((d for d in _DOMAINS if info.capabilities & d.capability), MemoryDomain.HOST)
-        self._closed = False
+        self.domain = choose_domain(self.engine.info, domain)
+        self.context = 0
+        self.queue = 0
+        if start:
+            self.start()
+
+    def start(self) -> None:
+        """Create the context and the queue (idempotent); on failure everything is released."""
+        if self.queue:
+            return
         try:
             self.context = self.engine.create_context()
             self.queue = self.engine.create_queue(self.context)
@@ -146,13 +194,19 @@ class Device:
             self.close()
             raise
 
+    def load_artifact(self, artifact: ArtifactRef) -> int:
+        """Load a program (any artifact format the device takes) through the engine; its id."""
+        self._check_open()
+        self.start()
+        return self.engine.load_program(self.context, artifact)
+
     @property
     def id(self) -> str:
-        return self.entry.device_id
+        return self.entry.device_id if self.entry is not None else "device"
 
     @property
     def name(self) -> str:
-        return self.entry.name
+        return self.entry.name if self.entry is not None else ""
 
     @property
     def can_cancel(self) -> bool:
@@ -173,10 +227,10 @@ class Device:
             return
         self._closed = True
         try:
-            self.engine.reset()
+            self.quarantined = self.engine.reset()
         finally:
             close = getattr(self._provider, "close", None)
-            if callable(close):
+            if self._owns_provider and callable(close):
                 close()
 
     def _check_open(self) -> None:
@@ -548,9 +602,10 @@ class Kernel:
                 row = rows[(param.set, param.binding)]
             else:
                 row = rows[(0, param.index)]
-            plan.append((param, row, _checked_array(param, row, buffers[param.name], pkg)))
+            value = _checked_array(param, row, buffers[param.name], pkg)
+            plan.append(Binding(param.name, row.slot, AccessMode(row.access), value))
         program = self._program(pkg)
-        return Run(self, program, plan, timeout)
+        return Run(self.device, program, plan, timeout, label=self.name)
 
     def __call__(
         self,
@@ -599,46 +654,98 @@ class RunCancelled(Exception):
     """:meth:`Run.wait` on a run whose event ended Cancelled (the kernel never ran)."""
 
 
+@dataclass(frozen=True, slots=True)
+class Binding:
+    """One bound buffer of a run: ``value`` goes to ``slot`` with ``access``; ``readback`` copies what the
+    kernel wrote back into ``value`` (a host array) after a Complete run."""
+
+    name: str
+    slot: int
+    access: AccessMode
+    value: npt.NDArray[Any] | DeviceArray
+    readback: bool = True
+
+
+@dataclass
+class Progress:
+    """Where a run is (``phase``: allocate, write, submit, execute, read, done) and how long each part took
+    (``timings``: allocate_s, transfer_in_s, execute_s, transfer_out_s); ``on_phase`` hears ``"submit"`` just
+    before the submission and ``"executed"`` once the event is terminal."""
+
+    phase: str = "allocate"
+    timings: dict[str, float] = field(default_factory=dict)
+    on_phase: Callable[[str], None] | None = None
+
+
 class Run:
-    """One submitted call: ``done()``, ``wait(timeout=None)`` (returns the written arrays), ``cancel()``."""
+    """One submitted call: ``done()``, ``wait(timeout=None)`` (returns the written arrays), ``cancel()``.
+
+    The one implementation of "run a kernel on arrays": the Python layer and ``accel run`` both use it.
+    """
 
     def __init__(
         self,
-        kernel: Kernel,
+        device: Device,
         program: int,
-        plan: list[tuple[Parameter, Any, npt.NDArray[Any] | DeviceArray]],
-        timeout: float | None,
+        plan: Sequence[Binding],
+        timeout: float | Timeout | None,
+        *,
+        label: str = "kernel",
+        progress: Progress | None = None,
     ) -> None:
-        self.kernel = kernel
-        device = kernel.device
+        self.device = device
+        self.label = label
         engine = device.engine
         self._engine = engine
+        self.progress = progress if progress is not None else Progress()
         self._temporary: list[int] = []
         self._readback: list[tuple[int, npt.NDArray[Any]]] = []
         self._results: list[npt.NDArray[Any] | DeviceArray] = []
         self.outputs: dict[str, npt.NDArray[Any] | DeviceArray] = {}
-        """What the kernel writes, by parameter name (filled in by :meth:`wait`)."""
+        """What the kernel writes, by parameter name (read back by :meth:`wait`)."""
         self._state: EventState | None = None
+        self._started = 0.0
+        timings = self.progress.timings
         bindings = []
         try:
-            for param, row, value in plan:
-                if isinstance(value, DeviceArray):
-                    if value.device is not device:
-                        raise _invalid(f"argument {param.name} lives on {value.device.id}, not {device.id}")
-                    buffer = value.buffer
+            self.progress.phase = "allocate"
+            started = time.perf_counter()
+            buffers: list[int] = []
+            for bound in plan:
+                if isinstance(bound.value, DeviceArray):
+                    if bound.value.device is not device:
+                        raise _invalid(f"argument {bound.name} lives on {bound.value.device.id}, not {device.id}")
+                    buffers.append(bound.value.buffer)
                 else:
-                    buffer = device._allocate(value.nbytes, AccessMode(row.access))
+                    buffer = device._allocate(bound.value.nbytes, bound.access)
                     self._temporary.append(buffer)
-                    if int(row.access) & int(AccessMode.READ) or not int(row.access) & int(AccessMode.WRITE):
-                        engine.write_buffer(buffer, 0, MemorySource(value.reshape(-1).view(np.uint8).data))
-                    if int(row.access) & int(AccessMode.WRITE):
-                        self._readback.append((buffer, value))
-                if int(row.access) & int(AccessMode.WRITE):
-                    self._results.append(value)
-                    self.outputs[param.name] = value
-                bindings.append((row.slot, buffer, None, AccessMode(row.access)))
-            deadline = Timeout.INFINITE if timeout is None else Timeout.after_ns(max(1, int(timeout * 1e9)))
+                    buffers.append(buffer)
+            timings["allocate_s"] = time.perf_counter() - started
+            self.progress.phase = "write"
+            started = time.perf_counter()
+            for bound, buffer in zip(plan, buffers, strict=True):
+                writes = bool(int(bound.access) & int(AccessMode.WRITE))
+                if isinstance(bound.value, np.ndarray):
+                    # Write-only buffers are uploaded too: elements the kernel leaves alone come back as
+                    # they were, never as whatever the device memory held.
+                    engine.write_buffer(buffer, 0, MemorySource(bound.value.reshape(-1).view(np.uint8).data))
+                    if writes and bound.readback:
+                        self._readback.append((buffer, bound.value))
+                if writes:
+                    self._results.append(bound.value)
+                    self.outputs[bound.name] = bound.value
+                bindings.append((bound.slot, buffer, None, bound.access))
+            timings["transfer_in_s"] = time.perf_counter() - started
+            if isinstance(timeout, Timeout):
+                deadline = timeout
+            else:
+                deadline = Timeout.INFINITE if timeout is None else Timeout.after_ns(max(1, int(timeout * 1e9)))
+            self.progress.phase = "submit"
+            if self.progress.on_phase is not None:
+                self.progress.on_phase("submit")
+            self._started = time.perf_counter()
             self.event = engine.submit(device.queue, program, bindings, deadline)
+            self.progress.phase = "execute"
         except BaseException:
             self._release()
             raise
@@ -656,28 +763,48 @@ class Run:
 
     def cancel(self) -> None:
         """Cancel a run that has not started (UNSUPPORTED where the device cannot prove cancellation)."""
-        if not self.kernel.device.can_cancel:
-            raise BackendError(ErrorKind.UNSUPPORTED, f"{self.kernel.device.id} does not advertise EVENT_CANCELLATION")
+        if not self.device.can_cancel:
+            raise BackendError(ErrorKind.UNSUPPORTED, f"{self.device.id} does not advertise EVENT_CANCELLATION")
         self._engine.cancel(self.event)
 
-    def wait(self, timeout: float | None = None) -> Any:
-        """Wait for the end; read back what the kernel wrote into the caller's arrays and return them."""
+    def state(self, timeout: float | None = None) -> EventState:
+        """Wait for the end (``timeout`` bounds the host's wait: DEADLINE_EXPIRED if it is still pending);
+        after a Complete run, read back what the kernel wrote into the caller's arrays. Returns the state."""
         if self._state is None:
             state = self._engine.wait(self.event, timeout)
             self._state = state
+            progress = self.progress
+            progress.timings["execute_s"] = time.perf_counter() - self._started
+            if progress.on_phase is not None:
+                progress.on_phase("executed")
             try:
                 if state.status is EventStatus.COMPLETE:
+                    progress.phase = "read"
+                    started = time.perf_counter()
                     for buffer, array in self._readback:
                         self._engine.read_buffer_into(buffer, 0, _bytes_view(array))
+                    progress.timings["transfer_out_s"] = time.perf_counter() - started
+                progress.phase = "done"
             finally:
-                self._engine.destroy_event(self.event)
-                self._release()
-        state = self._state
+                try:
+                    self._engine.destroy_event(self.event)
+                    self._release()
+                except BackendError:
+                    # A discarded engine (a kernel that overran its deadline, DEVICE_LOST) refuses every
+                    # call; its reset at close releases the event and buffers. Anything else is real.
+                    if self._engine.state is not EngineState.NEEDS_DISCARD:
+                        raise
+        return self._state
+
+    def wait(self, timeout: float | None = None) -> Any:
+        """:meth:`state`, then the written arrays (one, or a tuple in parameter order); a Failed run raises
+        its BackendError, a Cancelled one :class:`RunCancelled`."""
+        state = self.state(timeout)
         if state.status is EventStatus.FAILED:
             assert state.error is not None
             raise state.error
         if state.status is EventStatus.CANCELLED:
-            raise RunCancelled(f"{self.kernel.name} was cancelled before it ran")
+            raise RunCancelled(f"{self.label} was cancelled before it ran")
         if not self._results:
             return None
         return self._results[0] if len(self._results) == 1 else tuple(self._results)
