@@ -190,3 +190,23 @@ def test_importing_accelcore_imports_no_driver() -> None:
     code = "import sys, accelcore; print(sorted(m for m in ('pyopencl', 'vulkan') if m in sys.modules))"
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert done.stdout.strip() == "[]"
+
+
+FILL_GLSL = """#version 450
+layout(local_size_x = 64) in;
+layout(push_constant) uniform P { uint n; } p;
+layout(set = 0, binding = 0) writeonly buffer Out { float v[]; };
+void main() { uint i = gl_GlobalInvocationID.x; if (i < p.n) v[i] = 7.0; }
+"""
+
+
+@pytest.mark.parametrize("entry", VULKAN, ids=VULKAN_IDS)
+def test_elements_a_write_only_kernel_leaves_alone_come_back_as_given(entry, tmp_path: Path) -> None:
+    (tmp_path / "fill.comp").write_text(FILL_GLSL)
+    out = np.arange(256, dtype=np.float32)
+    with ac.open(entry.device_id) as dev:
+        kernel = dev.kernel(tmp_path / "fill.comp")
+        assert next(p for p in kernel.parameters if p.role == "buffer").access is ac.AccessMode.WRITE
+        kernel(out, n=100, global_size=256)
+    np.testing.assert_array_equal(out[:100], 7.0)
+    np.testing.assert_array_equal(out[100:], np.arange(100, 256, dtype=np.float32))  # never device garbage
