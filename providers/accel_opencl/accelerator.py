@@ -60,9 +60,9 @@ from accelcore.refusals import (
 
 from .accounting import LiveObjects
 from .cancellation import CancellationProof, gate_cancellation_proof
-from .discovery import NativeDevice, load_pyopencl
+from .discovery import NativeDevice, entry_tag, load_pyopencl
 from .errors import cl_call, cl_error, native_errors
-from .gating import HoldSwitch, Phase, QueueGates, Submission
+from .gating import WINDOW, HoldSwitch, Phase, QueueGates, Submission
 from .handles import OpenCLBuffer, OpenCLContext, OpenCLEvent, OpenCLProgram, OpenCLQueue
 from .kernel_arguments import check_global_fits
 from .memory import MemoryPlan, check_alignment, plan_memory, read_segments, write_segments
@@ -157,6 +157,10 @@ class OpenCLAccelerator:
         )
         self._contexts = 0
         self._queues: list[OpenCLQueue] = []
+        self.window = WINDOW
+        """Driver window of queues created from now on (see :mod:`.gating`)."""
+        self._status_blocks = entry_tag(native) == "rusticl"
+        """rusticl holds a running kernel's event lock: status reads would wait for the kernel."""
 
     def __repr__(self) -> str:
         return f"<OpenCLAccelerator #{self._owner} {self._native.name!r} live={self.live.total()}>"
@@ -375,7 +379,9 @@ class OpenCLAccelerator:
             native = self._cl.CommandQueue(context.native, self._device)
         context.queues += 1
         self.live.add("command_queues")
-        gates = QueueGates(self._cl, context.native, native, self.hold, self.live)
+        gates = QueueGates(
+            self._cl, context.native, native, self.hold, self.live, window=self.window, markers=self._status_blocks
+        )
         return OpenCLQueue(self._owner, context, native, gates)
 
     def destroy_queue(self, queue: OpenCLQueue) -> None:
@@ -608,6 +614,13 @@ class OpenCLAccelerator:
             self.live.remove("kernel_events")
         if submission.gate is not None:
             self.live.remove("user_events")
+        marker = submission.marker
+        if marker is not None:
+            marker.users -= 1
+            if marker.users == 0:
+                marker.event = None
+                self.live.remove("marker_events")
+            submission.marker = None
         submission.gate = None
         submission.kernel_event = None
         submission.arguments = []

@@ -21,6 +21,7 @@ KINDS = (
     "kernels",
     "user_events",
     "kernel_events",
+    "marker_events",
     "indeterminate",
 )
 

@@ -1,43 +1,47 @@
-"""Gated submission: every kernel waits on a user event (its gate) that the provider opens.
+"""Submission to the driver through a bounded window; everything newer stays cancellable on the host.
 
 Policy, per queue (one in-order CL command queue):
 
-* At most one submission per queue sits in the native queue behind a
-  *closed* gate, and it is always the newest native command (the *tail*).
-  Later admissions wait, validated and fully prepared, in the provider's own
-  FIFO (*deferred*) and are enqueued natively - behind a fresh closed gate -
-  as soon as the tail's gate opens or the tail ends.
-* The tail's gate opens as soon as the command before it has started
-  running (or ended): so the device always has the next kernel committed and
-  runs back to back, while everything after it stays cancellable.
-* Progress comes from admission, from a ``CL_RUNNING`` callback armed on the
-  command before a waiting tail (only when one is needed; pyopencl runs it on
-  its own thread) and from any later provider call on the queue (poll,
-  cancel), which also covers a driver that never reports RUNNING.
+* The **driver window**: at most ``window`` submissions (default :data:`WINDOW`) are handed to the
+  driver and not yet known to have ended (*released*). An admission that finds room is enqueued at
+  once, without a gate; later ones wait, validated and fully prepared, in the provider's FIFO
+  (*deferred*) - the driver never saw them, so cancelling one always wins - and are enqueued in
+  order as the window frees.
+* The window frees when a released submission is seen to have ended: by a ``poll_event`` of it (an
+  in-order queue has then ended everything released before it too) or, when the window is full and
+  work waits, by one status read of the oldest released submission in any pump.
+* Progress comes from admission and from any later provider call on the queue (poll, cancel,
+  release), and - only while work waits behind a full window - from one ``CL_COMPLETE`` callback
+  armed on the submission in the middle of the window (pyopencl runs each callback on a thread of
+  its own), so a caller that waits for its last submission does not starve the driver.
 
-Why the tail only: PoCL fails every command already queued behind a command
-whose gate failed (measured 2026-11-30: the successor ends with status -1),
-so a closed gate must never have native successors. A command enqueued
-*after* the failure runs normally on both drivers.
+Why a window and not one submission at a time: the driver needs queued work to run back to back
+(PoCL, Intel: a few microseconds per tiny kernel; rusticl batches a flushed queue), and the contract
+lets ``cancel_event`` lose (BUSY, "completion won") for work the device was already given. A gate
+per submission cannot keep more than one closed: PoCL fails every command already queued behind a
+command whose gate failed (measured 2026-11-30), so the host FIFO is what keeps work cancellable.
 
-Cancellation: a deferred submission is simply dropped (the driver never saw
-it); the gated tail is ended by completing its gate with a negative status
-(the driver never runs it - proven per device, :mod:`.cancellation`); a
-released one cannot be taken back: cancel loses (BUSY) and it runs to its
-end. A deferred or gated submission whose deadline has passed ends
-Failed(DEADLINE_EXPIRED) the same way. Everything happens under the queue's
-lock, so cancellation, expiry, release and completion reach exactly one
-terminal state. Enqueues and gate changes are flushed once at the end of each
-pump, and released work is flushed before a gated command joins the queue
-(rusticl acts only on a flushed queue, and runs a flushed batch as a unit: a
-released kernel flushed together with the closed gate behind it never runs).
+Gates (user events) are used in hold mode (the conformance hook): the head of the held FIFO is
+enqueued behind a closed gate - the queue's *tail*, always the newest native command - and opens only
+on :meth:`QueueGates.release_held` (or once hold mode is off and the window has room); cancelling it
+completes the gate with a negative status, which the per-device proof (:mod:`.cancellation`) shows
+never runs the kernel.
 
-A submission the policy would release in the same pump that enqueues it is
-enqueued without a gate (it is Released from the start); only a submission
-that must wait gets one.
+Cancellation: a deferred submission is dropped; a gated tail's gate fails; a released one cannot be
+taken back: cancel loses (BUSY) and it runs to its end. A deferred or gated submission whose deadline
+has passed ends Failed(DEADLINE_EXPIRED) the same way. Everything happens under the queue's lock, so
+cancellation, expiry, release and completion reach exactly one terminal state.
 
-In hold mode (the conformance hook) gates open only on an explicit
-:meth:`QueueGates.release_held`.
+Enqueues and gate changes are flushed once at the end of each pump; released work is flushed before
+a gated command joins the queue (rusticl acts only on a flushed queue, and runs a flushed batch as a
+unit: a released kernel flushed together with the closed gate behind it never runs).
+
+Status reads that block (rusticl): rusticl holds a kernel event's lock while the kernel runs, so
+``clGetEventInfo`` (and ``clSetEventCallback``) on a running kernel's event waits for the kernel to
+end (measured 2026-12-02: 0.1-4 s reads). On such a driver every flushed batch of released kernels
+is followed by one marker (``clEnqueueMarkerWithWaitList``, no wait list: it ends after everything
+before it); polls and callbacks watch the marker, which never blocks, and read the kernel's own
+status only once the marker has ended.
 """
 
 from __future__ import annotations
@@ -60,19 +64,26 @@ if TYPE_CHECKING:
     from .accounting import LiveObjects
     from .handles import OpenCLBuffer, OpenCLProgram, OpenCLQueue
 
-__all__ = ["HoldSwitch", "Phase", "QueueGates", "Submission"]
+__all__ = ["WINDOW", "HoldSwitch", "Marker", "Phase", "QueueGates", "Submission"]
 
 _CL_COMPLETE = 0
-_CL_RUNNING = 1
+
+WINDOW = 16
+"""Default driver window: submissions per queue handed to the driver and not yet seen to end.
+
+Chosen from the sustained-submission runs of 2026-12-02 (docs/opencl.md, "The driver window"):
+enough that the driver does not run dry while the caller sleeps between polls (a 50-100 us
+back-off sleep is 10-20 tiny PoCL kernels), few enough that a caller with more in flight keeps
+all but 16 cancellable."""
 
 
 class Phase(enum.Enum):
     DEFERRED = "deferred"
     """Admitted, prepared, not yet enqueued natively; cancellation wins."""
     GATED = "gated"
-    """Enqueued behind a closed gate (the queue's tail); cancellation wins."""
+    """Enqueued behind a closed gate (the queue's tail, hold mode only); cancellation wins."""
     RELEASED = "released"
-    """Gate open: the device owns the run; cancellation loses."""
+    """Handed to the driver (enqueued without a gate, or its gate opened); cancellation loses."""
     ENDED = "ended"
     """A terminal EventState is recorded and never changes."""
 
@@ -86,6 +97,17 @@ class HoldSwitch:
         self.on = False
 
 
+class Marker:
+    """A marker enqueued after one flushed batch of released kernels, shared by them; ``users``
+    counts the submissions still holding it (the accounting drops it with the last one)."""
+
+    __slots__ = ("event", "users")
+
+    def __init__(self, event: Any, users: int) -> None:
+        self.event = event
+        self.users = users
+
+
 class Submission:
     """One admitted kernel run: what to enqueue, its gate, its kernel event and its recorded state.
 
@@ -95,7 +117,6 @@ class Submission:
 
     __slots__ = (
         "arguments",
-        "armed",
         "buffers",
         "count_argument",
         "deadline_ns",
@@ -103,11 +124,12 @@ class Submission:
         "global_size",
         "kernel_event",
         "local_size",
+        "marker",
         "phase",
-        "previous",
         "program",
         "queue",
         "release_requested",
+        "seq",
         "state",
         "sub_buffers",
     )
@@ -135,20 +157,18 @@ class Submission:
         self.deadline_ns = deadline_ns
         self.gate: Any = None
         self.kernel_event: Any = None
-        self.previous: Submission | None = None
+        self.marker: Marker | None = None
+        """Where status reads block (rusticl): the marker enqueued after this kernel's flushed batch."""
+        self.seq = 0
+        """Release order on the queue (1, 2, ...): the window retires by it."""
         self.phase = Phase.DEFERRED
         self.state = EventState.PENDING
-        self.armed = False
         self.release_requested = False
 
     @property
     def native(self) -> bool:
         """Whether the driver holds a kernel command for this submission (gated or not)."""
         return self.kernel_event is not None
-
-    def started(self) -> bool:
-        """Whether the driver reports the kernel running or ended (one clGetEventInfo)."""
-        return int(self.kernel_event.command_execution_status) <= _CL_RUNNING
 
     def expired(self, now_ns: int) -> bool:
         return self.deadline_ns is not None and now_ns >= self.deadline_ns
@@ -158,9 +178,19 @@ _DEADLINE_MESSAGE = "the submission's deadline passed before it was released to 
 
 
 class QueueGates:
-    """The gate state of one queue (see the module docstring for the policy)."""
+    """The submission state of one queue (see the module docstring for the policy)."""
 
-    def __init__(self, cl: Any, context: Any, native_queue: Any, hold: HoldSwitch, live: LiveObjects) -> None:
+    def __init__(
+        self,
+        cl: Any,
+        context: Any,
+        native_queue: Any,
+        hold: HoldSwitch,
+        live: LiveObjects,
+        *,
+        window: int = WINDOW,
+        markers: bool = False,
+    ) -> None:
         self._cl = cl
         self._context = context
         self._native_queue = native_queue
@@ -168,17 +198,31 @@ class QueueGates:
         self._live = live
         self._lock = threading.Lock()
         self._deferred: deque[Submission] = deque()
+        self._released: deque[Submission] = deque()
+        """Released submissions not yet seen to end, oldest first (the driver window)."""
         self._tail: Submission | None = None
+        """The gated submission (hold mode), always the newest native command; else None."""
+        self._seq = 0
         self._dirty = False
         """Commands or gate changes since the last clFlush (flushed once at the end of a pump)."""
+        self._unmarked: list[Submission] = []
+        """Released since the last flush, waiting for their batch's marker (``markers`` only)."""
+        self._armed = False
+        self.window = max(1, int(window))
+        """Most submissions handed to the driver and not yet seen to end (see :data:`WINDOW`)."""
+        self.markers = markers
+        """Status reads of a running kernel block on this driver: watch a marker instead."""
         self._errors = native_errors()
         self._user_event = cl.UserEvent
         self._enqueue_kernel = cl.enqueue_nd_range_kernel
+        self._enqueue_marker = cl.enqueue_marker
         self._status_info = cl.event_info.COMMAND_EXECUTION_STATUS
         self.callbacks_armed = 0
-        """How many RUNNING callbacks the policy needed (for measurements)."""
+        """How many CL_COMPLETE callbacks the policy armed (work waited behind a full window)."""
         self.ungated = 0
-        """How many submissions were enqueued without a gate because the policy released them at once."""
+        """How many submissions were enqueued without a gate (every release outside hold mode)."""
+        self.markers_made = 0
+        """How many markers were enqueued (``markers`` drivers only)."""
 
     # -- admission and progress -------------------------------------------------
 
@@ -196,7 +240,7 @@ class QueueGates:
                 raise submission.state.error
 
     def pump(self) -> None:
-        """Open and enqueue whatever the policy allows now (never waits)."""
+        """Release and enqueue whatever the policy allows now (never waits)."""
         with self._lock:
             self._pump_locked()
 
@@ -204,9 +248,24 @@ class QueueGates:
         self._advance_locked()
         if self._dirty:
             self._flush_locked()
+        if self._deferred and not self._armed and not self._hold.on:
+            self._arm_locked()
 
     def _flush_locked(self) -> None:
         self._dirty = False
+        unmarked = self._unmarked
+        if unmarked:
+            self._unmarked = []
+            try:
+                marker = self._enqueue_marker(self._native_queue)
+            except self._errors:
+                marker = None  # those polls read the kernel events themselves (they may block)
+            if marker is not None:
+                self.markers_made += 1
+                self._live.add("marker_events")
+                watch = Marker(marker, len(unmarked))
+                for submission in unmarked:
+                    submission.marker = watch
         try:
             self._native_queue.flush()
         except self._errors as exc:
@@ -216,54 +275,90 @@ class QueueGates:
                 self._end_gated(tail, EventState.failed(error))
             # A released command stays the driver's; its event reports how it ends.
 
-    def _may_release_after(self, before: Submission | None) -> bool:
-        """Whether a tail behind ``before`` may open now (``before`` started or ended); else arm a
-        RUNNING callback on ``before`` so the tail opens when it starts."""
-        if before is None or before.phase is not Phase.RELEASED:
+    def _room_locked(self) -> bool:
+        """Whether the window has room; when it is full, one status read of the oldest released
+        submission first (it may have ended without anyone polling it)."""
+        released = self._released
+        while released and released[0].phase is not Phase.RELEASED:
+            released.popleft()
+        if len(released) < self.window:
             return True
         try:
-            if before.started():
-                return True
-            if not before.armed:
-                before.armed = True
-                self.callbacks_armed += 1
-                before.kernel_event.set_callback(_CL_RUNNING, self._on_started)
-        except self._errors:
-            return True  # its event cannot be asked or watched: open rather than wait forever
-        return False
+            ended = self._read_locked(released[0])
+        except BackendError:
+            ended = True  # its event cannot be read: stop counting it rather than wait forever
+        if ended:
+            released.popleft()
+        return ended
+
+    def _retire_locked(self, ended: Submission) -> None:
+        """``ended`` was seen to end: it and everything released before it left the driver."""
+        released, seq = self._released, ended.seq
+        while released and released[0].seq <= seq:
+            released.popleft()
 
     def _advance_locked(self) -> None:
+        hold = self._hold.on
         while True:
             tail = self._tail
-            if tail is not None and tail.phase is Phase.GATED:
+            if tail is not None:
+                if tail.phase is not Phase.GATED:
+                    self._tail = None
+                    continue
                 if tail.deadline_ns is not None and time.monotonic_ns() >= tail.deadline_ns:
                     self._end_gated(tail, _deadline_state())
                     continue
-                if not tail.release_requested:
-                    if self._hold.on or not self._may_release_after(tail.previous):
-                        return
+                if not tail.release_requested and (hold or not self._room_locked()):
+                    return
                 self._release(tail)
                 continue
-            if not self._deferred:
+            deferred = self._deferred
+            if not deferred:
                 return
-            nxt = self._deferred.popleft()
+            nxt = deferred[0]
             if nxt.phase is not Phase.DEFERRED:
-                continue  # cancelled or expired while deferred
+                deferred.popleft()  # cancelled or expired while deferred
+                continue
             if nxt.deadline_ns is not None and time.monotonic_ns() >= nxt.deadline_ns:
+                deferred.popleft()
                 nxt.state, nxt.phase = _deadline_state(), Phase.ENDED
                 continue
-            # Released in this very pass anyway: then a gate would never be observable as closed
-            # (no cancel, hold or deadline can act between enqueue and release), so skip it.
-            at_once = nxt.release_requested or (not self._hold.on and self._may_release_after(tail))
-            if self._enqueue(nxt, gated=not at_once):
-                if nxt.gate is not None:
-                    nxt.previous = tail  # only a gated tail needs its predecessor (no chain)
+            if nxt.release_requested or not hold:
+                if not nxt.release_requested and not self._room_locked():
+                    return
+                deferred.popleft()
+                self._enqueue(nxt, gated=False)
+                continue
+            # Hold mode: the head waits natively behind a closed gate, the rest on the host.
+            deferred.popleft()
+            if self._enqueue(nxt, gated=True):
                 self._tail = nxt
 
-    def _on_started(self, _status: Any) -> None:
+    def _arm_locked(self) -> None:
+        """Work waits behind a full window: have the driver wake the pump once the middle of the
+        window has ended (one pyopencl callback thread per arming)."""
+        released = self._released
+        if len(released) < self.window or not any(s.phase is Phase.DEFERRED for s in self._deferred):
+            return
+        target = released[len(released) // 2]
+        watch = target.kernel_event
+        if self.markers:
+            watch = None if target.marker is None else target.marker.event
+        if watch is None or target.phase is not Phase.RELEASED:
+            return
+        try:
+            watch.set_callback(_CL_COMPLETE, self._on_ended)
+        except self._errors:
+            return  # no callback: progress comes from the next provider call
+        self._armed = True
+        self.callbacks_armed += 1
+
+    def _on_ended(self, _status: Any) -> None:
         # Runs on a pyopencl callback thread: never let an exception escape there.
         try:
-            self.pump()
+            with self._lock:
+                self._armed = False
+                self._pump_locked()
         except Exception:
             pass
 
@@ -278,7 +373,7 @@ class QueueGates:
         if gated and self._dirty:
             # Flush what is released before a gated command joins the queue: rusticl runs a flushed
             # batch as a unit, so a released kernel flushed together with a closed gate behind it
-            # waits for that gate - which opens only once the kernel started (a deadlock, seen).
+            # waits for that gate (a deadlock, seen 2026-11-30).
             self._flush_locked()
         call = "clCreateUserEvent"
         try:
@@ -320,14 +415,22 @@ class QueueGates:
         submission.kernel_event = event
         self._dirty = True
         if gate is None:
-            submission.phase = Phase.RELEASED
             self.ungated += 1
             self._live.add("kernel_events")
+            self._released_locked(submission)
         else:
             submission.gate = gate
             submission.phase = Phase.GATED
             self._live.add_gated()
         return True
+
+    def _released_locked(self, submission: Submission) -> None:
+        self._seq += 1
+        submission.seq = self._seq
+        submission.phase = Phase.RELEASED
+        self._released.append(submission)
+        if self.markers:
+            self._unmarked.append(submission)
 
     def _release(self, submission: Submission) -> None:
         try:
@@ -336,43 +439,62 @@ class QueueGates:
             error = cl_error(exc, "clSetUserEventStatus", "opening a submission gate")
             submission.state, submission.phase = EventState.failed(error), Phase.ENDED
             return
-        submission.phase = Phase.RELEASED
-        submission.previous = None  # only a gated tail needs its predecessor (no chain of old submissions)
+        self._tail = None
+        self._released_locked(submission)
         self._dirty = True
 
     def _end_gated(self, submission: Submission, state: EventState) -> None:
         """Complete a closed gate negatively: the kernel never runs; record ``state``."""
         submission.state, submission.phase = state, Phase.ENDED
-        submission.previous = None
+        if self._tail is submission:
+            self._tail = None
         try:
             submission.gate.set_status(-1)
-            self._dirty = False
-            self._native_queue.flush()
         except Exception:
             pass  # the recorded state stands; the kernel still cannot run behind an unreleased gate
+        self._flush_locked()
+
+    def _read_locked(self, submission: Submission) -> bool:
+        """One non-blocking status read of a released submission; record a terminal state.
+
+        Where status reads block (``markers``), the batch's marker is read first and the kernel's
+        own event only once the marker has ended. Raises the read's error as a BackendError.
+        """
+        try:
+            if self.markers:
+                marker = submission.marker
+                if marker is not None and int(marker.event.get_info(self._status_info)) > 0:
+                    return False
+            status = int(submission.kernel_event.get_info(self._status_info))
+        except self._errors as exc:
+            raise cl_error(exc, "clGetEventInfo", "polling a submission") from exc
+        if status == _CL_COMPLETE:
+            submission.state, submission.phase = EventState.COMPLETE, Phase.ENDED
+        elif status < 0:
+            error = error_from_status(status, "clGetEventInfo", "the kernel ended with an error status")
+            submission.state, submission.phase = EventState.failed(error), Phase.ENDED
+        else:
+            return False
+        return True
 
     # -- contract calls ------------------------------------------------------------
 
     def poll(self, submission: Submission) -> EventState:
-        """Non-blocking: the recorded terminal state, else bounded gate work and one status read."""
+        """Non-blocking: the recorded terminal state, else one status read and bounded pump work."""
         if submission.phase is Phase.ENDED:
             return submission.state
         with self._lock:
-            tail = self._tail
-            if self._deferred or self._dirty or (tail is not None and tail.phase is Phase.GATED):
-                self._pump_locked()
             phase = submission.phase
             if phase is Phase.RELEASED:
-                try:
-                    status = int(submission.kernel_event.get_info(self._status_info))
-                except self._errors as exc:
-                    raise cl_error(exc, "clGetEventInfo", "polling a submission") from exc
-                if status == _CL_COMPLETE:
-                    submission.state, submission.phase = EventState.COMPLETE, Phase.ENDED
-                elif status < 0:
-                    error = error_from_status(status, "clGetEventInfo", "the kernel ended with an error status")
-                    submission.state, submission.phase = EventState.failed(error), Phase.ENDED
-            elif phase in (Phase.DEFERRED, Phase.GATED) and submission.expired(time.monotonic_ns()):
+                if self._read_locked(submission):
+                    self._retire_locked(submission)
+                if self._deferred or self._dirty or self._tail is not None:
+                    self._pump_locked()
+                return submission.state
+            if self._deferred or self._dirty or self._tail is not None:
+                self._pump_locked()
+            phase = submission.phase
+            if phase in (Phase.DEFERRED, Phase.GATED) and submission.expired(time.monotonic_ns()):
                 if phase is Phase.GATED:
                     self._end_gated(submission, _deadline_state())
                     self._pump_locked()
@@ -395,10 +517,11 @@ class QueueGates:
         raise cancellation_lost()
 
     def release_held(self, submission: Submission) -> None:
-        """Conformance hook: open this submission's gate as soon as it is the queue's tail.
+        """Conformance hook: hand this submission to the driver as soon as it is the queue's head
+        (the window does not hold it back).
 
-        A deferred submission behind a held tail stays pending until that tail
-        is released or cancelled (the queue runs in order).
+        A deferred submission behind a held tail stays pending until that tail is released or
+        cancelled (the queue runs in order).
         """
         with self._lock:
             if submission.phase in (Phase.DEFERRED, Phase.GATED):
@@ -406,9 +529,14 @@ class QueueGates:
                 self._pump_locked()
 
     def waiting(self) -> int:
-        """Deferred submissions not yet enqueued natively (for measurements)."""
+        """Deferred submissions not yet enqueued natively (for measurements and tests)."""
         with self._lock:
             return sum(1 for s in self._deferred if s.phase is Phase.DEFERRED)
+
+    def in_window(self) -> int:
+        """Released submissions not yet seen to end (for measurements and tests)."""
+        with self._lock:
+            return sum(1 for s in self._released if s.phase is Phase.RELEASED)
 
 
 def _deadline_state() -> EventState:

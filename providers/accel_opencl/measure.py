@@ -9,7 +9,7 @@ For every OpenCL device, with one small kernel (1024 u32 items):
   with a gate opened right away) and poll its status until complete, repeated;
 * ``provider_pipelined_us``: N ``submit`` calls, then poll all to Complete;
 * ``provider_sync_us``: submit, poll to Complete, repeat (no queue depth);
-* ``callbacks``: how many RUNNING callbacks the release policy armed in the
+* ``callbacks``: how many CL_COMPLETE callbacks the driver window armed in the
   pipelined run (each costs one pyopencl thread).
 
 Numbers are wall-clock means on whatever machine runs this; they are for
