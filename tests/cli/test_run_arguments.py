@@ -213,3 +213,27 @@ def test_bind_by_an_unknown_name_is_a_usage_error(accel, kernels: Path) -> None:
     proc = _run(accel, "opencl", "run opencl:0 saxpy.cl --arg a=1 --arg n=4 --global 4 --bind z=x.npy", kernels)
     assert proc.returncode == 2
     assert "no buffer called 'z' (x (slot 1), y (slot 2))" in proc.stderr
+
+
+def test_one_run_over_several_devices_prints_the_comparison(accel, kernels: Path) -> None:
+    from accel_cli.schemas import validate
+
+    devices = _devices(accel, "opencl")
+    if len(devices) < 2:
+        pytest.skip(f"a comparison needs two OpenCL devices; found {devices}")
+    line = "run opencl saxpy.cl --arg a=2.5 --bind x=x.npy --bind y=y.npy:rw --arg n=1024 --global 1024"
+    proc = _run(accel, "opencl", f"{line} --tolerance ulp:1 --json", kernels)
+    assert proc.returncode == 0, proc.stderr
+    document = json.loads(proc.stdout)
+    validate("run-compare", document)
+    assert [r["device"] for r in document["rows"]] == devices and document["reference"] == devices[0]
+    assert all(r["output"] == "y" and r["max_ulp_error"] <= 1 and r["elements"] == 1024 for r in document["rows"])
+    # Against a wrong expectation every device differs: exit 1, and the table says so.
+    proc = _run(accel, "opencl", f"{line} --expect-output y=y.npy", kernels)
+    assert proc.returncode == 1 and "DIFFERS" in proc.stdout and "reference: expected" in proc.stderr
+    x, y = np.load(kernels / "x.npy"), np.load(kernels / "y.npy")
+    np.save(kernels / "want.npy", np.float32(2.5) * x + y)
+    proc = _run(accel, "opencl", f"{line} --expect-output y=want.npy --tolerance ulp:1", kernels)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    proc = _run(accel, "opencl", f"{line} --out y=o.npy", kernels)
+    assert proc.returncode == 2 and "--out saves one device's result" in proc.stderr

@@ -10,8 +10,8 @@ import click
 import numpy as np
 from rich.table import Table
 
-from accelcore.errors import ErrorKind
-from accelcore.flags import MemoryDomain
+from accelcore.errors import BackendError, ErrorKind
+from accelcore.flags import AccessMode, MemoryDomain
 
 from ..artifacts import ArtifactError, load_artifact
 from ..bindings import BindError, length_warnings, plan_bindings
@@ -103,8 +103,26 @@ def _failure(exc: RunFailure) -> CliFailure:
     help="Run the kernel in this process instead of a worker process (a driver crash or a kernel the device "
     f"cannot stop then takes this process with it; the worker is killed {GRACE_S:g} s past --timeout).",
 )
+@click.option(
+    "--expect-output",
+    "expect_outputs",
+    multiple=True,
+    metavar="SLOT|NAME=FILE.npy",
+    help="Compare slot SLOT's result with FILE (instead of the first device's) when DEVICE matches several.",
+)
+@click.option(
+    "--tolerance",
+    default="ulp:0",
+    metavar="ulp:N|rel:X|abs:X",
+    help="How far a float output may be from the reference (integers are always compared exactly).",
+)
 @pack_options
-@click.option("--json", "as_json", is_flag=True, help="Print timings and outputs as JSON (schema accel-run/1).")
+@click.option(
+    "--json",
+    "as_json",
+    is_flag=True,
+    help="Print timings and outputs as JSON (schema accel-run/1; several devices: accel-run-compare/1).",
+)
 @error_boundary
 def run(
     args: Sequence[str],
@@ -115,6 +133,8 @@ def run(
     domain: str,
     resident_bytes: int,
     in_process: bool,
+    expect_outputs: Sequence[str],
+    tolerance: str,
     as_json: bool,
     **packing: Any,
 ) -> None:
@@ -130,6 +150,10 @@ def run(
     ends only the worker, and a kernel still running --timeout plus a 2 s grace
     after its submission is killed with the worker's process group. --out files
     are written only after a successful run.
+
+    When DEVICE matches several devices (e.g. `opencl`, `*llvmpipe*`), the kernel runs on each, each
+    in its own worker, and one table compares every output with the first device's (or with
+    --expect-output) within --tolerance; exit 1 when any device disagrees or fails.
 
     Exit status: 0 ran, 1 the kernel ended Failed/Cancelled or missed --timeout (the device
     ended it), 2 bad option (bad --bind, missing slot, bad selector), 3 a file was refused
@@ -174,6 +198,26 @@ def run(
         console(stderr=True).print(f"warning: --bind: {warning}", markup=False)
 
     inventory = discover()
+    matched = inventory.select_many([device_text])
+    if len(matched) > 1:
+        _compare_devices(
+            matched,
+            artifact,
+            slots,
+            out_specs,
+            expect_outputs,
+            names,
+            tolerance,
+            timeout_value,
+            wait_value,
+            domain,
+            resident_bytes,
+            in_process,
+            artifact_text,
+        )
+        return
+    if expect_outputs:
+        raise UsageProblem("--expect-output compares several devices; DEVICE names one", argument="--expect-output")
     entry = inventory.select_one(device_text)
     foreign = foreign_binary_problem(artifact, entry, inventory.devices)
     if foreign is not None:  # the provider would refuse it (INCOMPATIBLE); name the device it is for
@@ -256,4 +300,115 @@ def run(
         saved = f" -> {s.out}" if s.out is not None else ""
         out.print(
             f"slot {s.slot} [{s.access.name}] {s.path} ({s.nbytes} bytes {s.array.dtype}{list(s.array.shape)}){saved}"
+        )
+
+
+def _compare_devices(
+    entries: Sequence[Any],
+    artifact: Any,
+    slots: Sequence[Any],
+    out_specs: Sequence[Any],
+    expect_outputs: Sequence[str],
+    names: dict[str, int],
+    tolerance_text: str,
+    timeout_value: Any,
+    wait_value: Any,
+    domain: str,
+    resident_bytes: int,
+    in_process: bool,
+    artifact_text: str,
+) -> None:
+    """Run on each device in its own worker and print one comparison table (accelcore.compare)."""
+    import dataclasses
+
+    from accelcore.compare import Comparison, ComparisonRow, Tolerance, compare_arrays
+
+    if out_specs:
+        raise UsageProblem("--out saves one device's result; with several devices use --json", argument="--out")
+    if in_process:
+        raise UsageProblem(
+            "several devices always run each in its own worker; drop --in-process", argument="--in-process"
+        )
+    try:
+        tolerance = Tolerance.parse(tolerance_text)
+    except BackendError as exc:
+        raise UsageProblem(exc.message, argument="--tolerance") from None
+    try:
+        expected_specs = resolve_names("--expect-output", [parse_out(t) for t in expect_outputs], names)
+    except ValueError as exc:
+        raise UsageProblem(str(exc).replace("--out", "--expect-output"), argument="--expect-output") from None
+    written = [s for s in slots if int(s.access) & int(AccessMode.WRITE)]
+    if not written:
+        raise UsageProblem("the kernel writes no bound slot; nothing to compare", argument="--bind")
+    expected: dict[int, np.ndarray] = {}
+    for spec in expected_specs:
+        if spec.slot not in {s.slot for s in written}:
+            raise UsageProblem(f"slot {spec.slot} is not a slot the kernel writes", argument="--expect-output")
+        try:
+            expected[spec.slot] = np.load(spec.path, allow_pickle=False)
+        except (OSError, ValueError) as exc:
+            raise InputRejected(f"{spec.path}: not a readable .npy array ({exc})", argument="--expect-output") from None
+    probe = [dataclasses.replace(s, out=s.path) if s in written else s for s in slots]
+    chosen = None if domain == "auto" else MemoryDomain[domain.upper()]
+    wait_s = None if wait_value.ns is None else wait_value.ns / 1e9
+    outputs: dict[str, dict[int, np.ndarray] | str] = {}
+    for entry in entries:
+        try:
+            result = run_in_worker(
+                entry.device_id,
+                entry.uuid.hex(),
+                artifact,
+                probe,
+                timeout=timeout_value,
+                domain=chosen,
+                resident_bytes=resident_bytes,
+                wait_limit_s=wait_s,
+            )
+            outputs[entry.device_id] = dict(result.outputs)
+        except (RunFailure, WorkerSetupError, WorkerFailure) as exc:
+            outputs[entry.device_id] = str(exc)
+    reference_name = "expected" if expected else entries[0].device_id
+    reference = expected if expected else outputs[entries[0].device_id]
+    comparison = Comparison(reference_name, tolerance)
+    for entry in entries:
+        got = outputs[entry.device_id]
+        if isinstance(reference, str):
+            comparison.rows.append(ComparisonRow("*", entry.device_id, error=f"reference failed: {reference}"))
+            continue
+        if isinstance(got, str):
+            comparison.rows.append(ComparisonRow("*", entry.device_id, error=got))
+            continue
+        for slot, ref in sorted(reference.items()):
+            label = next((n for n, v in sorted(names.items()) if v == slot), str(slot))
+            try:
+                max_abs, max_ulp, mismatches, ok = compare_arrays(np.asarray(ref), got[slot], tolerance)
+            except BackendError as exc:
+                comparison.rows.append(ComparisonRow(label, entry.device_id, error=exc.message))
+                continue
+            comparison.rows.append(
+                ComparisonRow(label, entry.device_id, max_abs, max_ulp, mismatches, int(got[slot].size), ok)
+            )
+    document = {
+        "schema": "accel-run-compare/1",
+        "artifact": {"path": artifact_text, "kind": artifact.kind.value, "summary": artifact.summary},
+        "devices": [{"id": e.device_id, "name": e.name, "uuid": hexuuid(e.uuid)} for e in entries],
+        **comparison.as_dict(),
+    }
+    if json_mode():
+        emit_json(document)
+    else:
+        out = console()
+        out.print(f"{artifact.summary}: {len(entries)} devices against {reference_name}, tolerance {tolerance}")
+        table = Table("output", "device", "max abs error", "max ulp / mismatches", "verdict")
+        for row in comparison.rows:
+            if row.error is not None:
+                table.add_row(row.output, row.device, "-", "-", f"FAILED: {row.error}")
+                continue
+            measure = f"{row.max_ulp_error} ulp" if row.max_ulp_error is not None else f"{row.mismatches} differ"
+            table.add_row(row.output, row.device, f"{row.max_abs_error:.6g}", measure, "ok" if row.ok else "DIFFERS")
+        out.print(table)
+    if not comparison.ok:
+        raise KernelFailed(
+            f"{sum(not r.ok for r in comparison.rows)} of {len(comparison.rows)} comparisons failed or differ "
+            f"beyond {tolerance} (reference: {reference_name})"
         )

@@ -14,7 +14,7 @@ from typing import Any
 
 __all__ = ["NAMES", "load", "validate"]
 
-NAMES = ("devices", "conformance-matrix", "junit", "error", "info", "inspect", "pack", "run")
+NAMES = ("devices", "conformance-matrix", "junit", "error", "info", "inspect", "pack", "run", "run-compare")
 
 
 @cache
