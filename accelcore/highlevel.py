@@ -66,7 +66,9 @@ __all__ = [
     "Progress",
     "Run",
     "RunCancelled",
+    "check_element_dtype",
     "choose_domain",
+    "declared_elements",
     "devices",
     "local_memory",
     "open",
@@ -417,6 +419,43 @@ def _element_dtype(element: ValueType | None) -> np.dtype[Any] | None:
     return None if element is None else element.scalar.numpy_dtype
 
 
+def declared_elements(pkg: KernelPackage) -> dict[int, tuple[str, ValueType | None]]:
+    """Slot → (its name in the module, the element type its buffer declares; None when unknown)."""
+    try:
+        if pkg.module_kind is ModuleKind.SPIRV_VULKAN:
+            params = _vulkan_parameters(pkg.module)
+            by_native = {(p.set, p.binding): p for p in params if p.role == "buffer"}
+            return {
+                row.slot: (by_native[(row.set, row.native_index)].name, by_native[(row.set, row.native_index)].element)
+                for row in pkg.bindings
+                if (row.set, row.native_index) in by_native
+            }
+        if pkg.module_kind in (ModuleKind.OPENCL_SOURCE, ModuleKind.SPIRV_OPENCL):
+            by_index = {
+                p.index: p
+                for p in _opencl_parameters(pkg.module, pkg.module_kind, pkg.entry_point, pkg.build_options)
+                if p.role == "buffer"
+            }
+            return {
+                row.slot: (by_index[row.native_index].name, by_index[row.native_index].element)
+                for row in pkg.bindings
+                if row.native_index in by_index
+            }
+    except (BackendError, UnicodeDecodeError):
+        pass
+    return {}
+
+
+def check_element_dtype(what: str, dtype: np.dtype[Any], declared: ValueType | None) -> None:
+    """INVALID_ARGUMENT unless an array of ``dtype`` matches the declared element type (never converted)."""
+    wanted = _element_dtype(declared)
+    if wanted is not None and dtype.fields is None and dtype.base != wanted:
+        raise _invalid(
+            f"{what} declares {declared} elements ({wanted}) but was given an array of {dtype}; "
+            f"convert it first (e.g. x.astype(np.{wanted.name}))"
+        )
+
+
 # --------------------------------------------------------------------------- kernels
 
 
@@ -623,7 +662,6 @@ def _checked_array(param: Parameter, row: Any, value: object, pkg: KernelPackage
     """The array for a buffer parameter, checked against the declaration (never converted)."""
     what = f"argument {param.name}"
     writes = bool(int(row.access) & int(AccessMode.WRITE))
-    declared = _element_dtype(param.element)
     if isinstance(value, DeviceArray):
         dtype, nbytes = value.dtype, value.nbytes
     elif isinstance(value, np.ndarray):
@@ -634,11 +672,7 @@ def _checked_array(param: Parameter, row: Any, value: object, pkg: KernelPackage
             raise _invalid(f"{what} is read-only, but the kernel writes it ({row.access.name})")
     else:
         raise _invalid(f"{what} is a buffer; pass a numpy array or a device array, not {type(value).__name__}")
-    if declared is not None and dtype.base != declared and not (dtype.fields is None and dtype.base == declared):
-        raise _invalid(
-            f"{what} declares {param.element} elements ({declared}) but was given an array of {dtype}; "
-            f"convert it first (e.g. x.astype(np.{declared.name}))"
-        )
+    check_element_dtype(what, dtype, param.element)
     if nbytes == 0:
         raise _invalid(f"{what} is empty; a buffer needs at least one element")
     if nbytes % row.element_size:

@@ -237,3 +237,26 @@ def test_one_run_over_several_devices_prints_the_comparison(accel, kernels: Path
     assert proc.returncode == 0, proc.stdout + proc.stderr
     proc = _run(accel, "opencl", f"{line} --out y=o.npy", kernels)
     assert proc.returncode == 2 and "--out saves one device's result" in proc.stderr
+
+
+@pytest.mark.parametrize(("dtype", "given"), [(np.float64, "float64"), (np.int32, "int32")])
+def test_an_array_of_another_dtype_is_refused_naming_the_argument(accel, kernels: Path, dtype, given) -> None:
+    np.save(kernels / "bad.npy", np.load(kernels / "x.npy").astype(dtype))
+    for device in _devices(accel, "opencl")[:1]:
+        proc = _run(
+            accel,
+            "opencl",
+            f"run {device} saxpy.cl --arg a=2.5 --arg n=1024 --global 1024 --bind x=bad.npy --bind y=y.npy:rw --json",
+            kernels,
+        )
+        assert proc.returncode == 3, proc.stdout + proc.stderr
+        message = json.loads(proc.stdout)["error"]["message"]
+        assert f"--bind x (bad.npy) declares f32 elements (float32) but was given an array of {given}" in message
+    for device in _devices(accel, "vulkan")[:1]:
+        proc = _run(
+            accel,
+            "vulkan",
+            f"run {device} saxpy_pc.spv --push a=2.5 --push n=1024 --bind 0=bad.npy --bind 1=y.npy:rw --global 1024",
+            kernels,
+        )
+        assert proc.returncode == 3 and f"but was given an array of {given}" in proc.stderr

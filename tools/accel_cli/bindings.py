@@ -19,7 +19,7 @@ import numpy as np
 import numpy.typing as npt
 
 from accelcore.flags import AccessMode
-from accelcore.package import Coverage, DispatchKind, KernelPackage, access_allows
+from accelcore.package import Coverage, DescriptorType, DispatchKind, KernelPackage, access_allows
 
 from .artifacts import SlotSpec
 from .bindspec import BindSpec, OutSpec
@@ -167,7 +167,12 @@ def length_warnings(package: KernelPackage | None, slots: Sequence[BoundSlot]) -
     if rule.kind is not DispatchKind.FROM_BINDING or rule.slot not in elements:
         return []
     count = elements[rule.slot]
-    known = {row.slot for row in package.bindings if row.coverage is not Coverage.UNKNOWN}
+    # Stated coverage is the engine's to check; a uniform buffer is a parameter block, small by design.
+    known = {
+        row.slot
+        for row in package.bindings
+        if row.coverage is not Coverage.UNKNOWN or row.descriptor_type is DescriptorType.UNIFORM_BUFFER
+    }
     short = [slot for slot, n in sorted(elements.items()) if n < count and slot not in known]
     return [
         f"slot {slot} holds {elements[slot]} elements, fewer than the {count} the dispatch count takes from "

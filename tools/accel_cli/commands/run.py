@@ -194,6 +194,16 @@ def run(
     except BindError as exc:
         failure = InputRejected if exc.input_file else UsageProblem
         raise failure(str(exc), argument=exc.argument) from None
+    if artifact.package is not None:
+        from accelcore.highlevel import check_element_dtype, declared_elements
+
+        for slot_number, (name, element) in declared_elements(artifact.package).items():
+            bound = next((b for b in slots if b.slot == slot_number), None)
+            if bound is not None:
+                try:
+                    check_element_dtype(f"--bind {name or slot_number} ({bound.path})", bound.array.dtype, element)
+                except BackendError as exc:
+                    raise InputRejected(exc.message, argument="--bind", error_kind="INVALID_ARGUMENT") from None
     for warning in length_warnings(artifact.package, slots):
         console(stderr=True).print(f"warning: --bind: {warning}", markup=False)
 
