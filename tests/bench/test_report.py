@@ -134,3 +134,24 @@ def test_script_renders_from_json(quick_run: tuple[dict[str, Any], Path], tmp_pa
     assert done.returncode == 0, done.stderr
     assert (tmp_path / "results.md").is_file()
     assert (tmp_path / "round_trip.png").read_bytes()[:8] == PNG_MAGIC
+
+
+def test_sustained_verdict_compares_ours_at_64_in_flight_with_the_api_s_baseline() -> None:
+    def group(ours: float, raw: float, gated: float) -> dict[str, Any]:
+        return {
+            "ours": {"per_s": ours, "window": 64},
+            "raw": {"per_s": raw, "window": 64},
+            "raw-gated": {"per_s": gated, "window": 64},
+        }
+
+    opencl = _device(api="opencl", device_id="opencl:0", sustained_in_flight={"1": group(1, 1, 1)})
+    opencl["sustained_in_flight"]["64"] = group(85.0, 200.0, 100.0)
+    vulkan = _device(sustained_in_flight={"64": group(85.0, 100.0, 1.0)})
+    found = verdicts({"devices": [opencl, vulkan]})
+    cl = {v["target"]: v for v in found["opencl:0"]}["sustained_vs_raw"]
+    vk = {v["target"]: v for v in found["vulkan:0"]}["sustained_vs_raw"]
+    assert cl["value"] == pytest.approx(0.85) and cl["met"] is True and "raw-gated" in cl["detail"]
+    assert vk["value"] == pytest.approx(0.85) and vk["met"] is False
+    legacy = _device(sustained={"ours": {"per_s": 95.0, "window": 64}, "raw": {"per_s": 100.0, "window": 64}})
+    assert {v["target"]: v for v in verdicts({"devices": [legacy]})["vulkan:0"]}["sustained_vs_raw"]["met"] is True
+    assert {v["target"]: v for v in verdicts({"devices": [_device()]})["vulkan:0"]}["sustained_vs_raw"]["met"] is None

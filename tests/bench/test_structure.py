@@ -82,6 +82,15 @@ def test_round_trip_sides_ran_the_kernel(quick_run: tuple[dict[str, Any], Path])
         for name, stat in device["sustained"].items():
             assert stat["submits"] == QUICK.sustained_submits
             assert stat["verified"] is True, (device["device_id"], name)
+        groups = device["sustained_in_flight"]
+        assert set(groups) == {str(n) for n in QUICK.sustained_in_flight}
+        assert device["sustained"] == groups[str(QUICK.window)]
+        for limit, group in groups.items():
+            assert set(group) == set(device["sustained"]) and all(s["window"] == int(limit) for s in group.values())
+        window = device["sustained_window"]
+        if device["api"] == "opencl":
+            assert isinstance(window["size"], int) and window["size"] > 0, window
+        assert window["what"]
 
 
 def test_overhead_and_program_load_present(quick_run: tuple[dict[str, Any], Path]) -> None:

@@ -420,42 +420,48 @@ def test_a_failed_sub_buffer_release_makes_destroy_event_indeterminate(entry: An
 def test_the_driver_window_bounds_released_work_and_later_submissions_stay_cancellable(
     rig: Any, make_package: Any
 ) -> None:
-    """With a window of 2, of six slow submissions two go to the driver (cancel: BUSY) and four wait
-    on the host (cancel wins, output untouched); the rest follow in order as the window frees, and
-    every event ends in exactly the state its cancel announced."""
+    """With a window of 2, of six slow submissions at most two are with the driver (cancel: BUSY)
+    and the rest wait on the host (cancel wins, output untouched); they follow in order as the
+    window frees, and every event ends in exactly the state its cancel announced."""
     program = rig.load(make_package(source=SLOW_SOURCE))
-    params = rig.buffer(np.array([1 << 16], np.uint32), "r")
+    params = rig.buffer(np.array([60_000], np.uint32), "r")  # under llvmpipe's 65535-iteration loop limit
     gates = rig.queue.gates
     gates.window = 2
     outs = [rig.buffer(np.full(64, SENTINEL, np.uint32), "w") for _ in range(6)]
     events = [rig.submit(program, {0: (params, "r"), 1: (out, "w")}) for out in outs]
     phases = [event.submission.phase.name for event in events]
-    assert phases[:2] == ["RELEASED", "RELEASED"] and phases[2:].count("RELEASED") == 0, phases
-    assert gates.in_window() <= 2
+    assert phases.count("RELEASED") <= 2 and gates.in_window() <= 2, phases
+    assert phases[-1] == "DEFERRED", phases  # the slow kernels cannot all have ended already
     with pytest.raises(BackendError) as info:
         rig.accel.cancel_event(events[0])
     assert info.value.kind is ErrorKind.BUSY
-    rig.accel.cancel_event(events[3])  # deferred: the driver never sees it
-    rig.accel.cancel_event(events[5])
-    order = []
+    won = {}
+    for index in (3, 5):
+        deferred = events[index].submission.phase.name == "DEFERRED"
+        try:
+            rig.accel.cancel_event(events[index])
+            won[index] = True
+        except BackendError as exc:
+            assert exc.kind is ErrorKind.BUSY
+            won[index] = False
+        assert won[index] is deferred, f"submission {index}: deferred={deferred}, cancel won={won[index]}"
+    assert won[5], "the newest submission was not kept on the host"
     for index, event in enumerate(events):
         state = rig.wait(event)
-        order.append(index)
         assert gates.in_window() <= 2
-        if index in (3, 5):
+        if won.get(index):
             assert state == EventState.CANCELLED and rig.read(outs[index]) == UNTOUCHED[:64].tobytes()
         else:
             assert state == EventState.COMPLETE and rig.read(outs[index]) != UNTOUCHED[:64].tobytes()
-    released = [e.submission.seq for i, e in enumerate(events) if i not in (3, 5)]
-    assert released == sorted(released), "the queue released out of order"
-    assert gates.ungated >= 4
+    released = [e.submission.seq for i, e in enumerate(events) if not won.get(i)]
+    assert released == sorted(released) and 0 not in released, "the queue released out of order"
 
 
 def test_work_behind_a_full_window_reaches_the_driver_without_polls(rig: Any, make_package: Any) -> None:
     """A caller that submits more than the window and then sleeps still gets everything run: the
     window's completion callback pumps the queue."""
     program = rig.load(make_package(source=SLOW_SOURCE))
-    params = rig.buffer(np.array([1 << 14], np.uint32), "r")
+    params = rig.buffer(np.array([30_000], np.uint32), "r")
     out = rig.buffer(np.full(64, SENTINEL, np.uint32), "w")
     gates = rig.queue.gates
     gates.window = 2

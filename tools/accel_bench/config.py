@@ -28,7 +28,7 @@ class Config:
     sustained_submits: int
     sustained_repeats: int
     window: int
-    """Most submissions in flight during sustained runs (older ones are drained first)."""
+    """Most submissions in flight during the headline sustained run (older ones are drained first)."""
     overhead_batch: int
     overhead_repeats: int
     load_repeats: int
@@ -43,6 +43,12 @@ class Config:
     reload_warmup: int = 2
     reload_inner: int = 1000
     """clSetKernelArg / vkCmdPushConstants calls per timed repeat (each is well under a microsecond)."""
+    sustained_in_flight: tuple[int, ...] = (1, 8, 64)
+    """In-flight limits of the sustained groups (``window`` is the headline one, the last)."""
+    sustained_budget_s: float = 2.0
+    """Seconds one sustained run should take at most: slower devices get fewer submits (a calibration
+    run of the raw side decides, at least ``sustained_min_submits``); 0 = always ``sustained_submits``."""
+    sustained_min_submits: int = 1000
 
     @classmethod
     def full(cls) -> Config:
@@ -87,6 +93,8 @@ class Config:
             reload_repeats=2,
             reload_warmup=1,
             reload_inner=20,
+            sustained_in_flight=(1, 4, 16),
+            sustained_budget_s=0.0,
         )
 
     def repeats_for(self, nbytes: int) -> int:

@@ -1,4 +1,5 @@
-"""Item 2: dispatch round trip (submit → terminal) and sustained submissions per second.
+"""Item 2: dispatch round trip (submit → terminal) and sustained submissions per second
+(at 1, 8 and 64 in flight in a full run).
 
 Every side runs the same tiny kernel (:mod:`accel_bench.kernels`); a round
 trip is one timed repeat, so medians and min-max are over single round trips.
@@ -7,6 +8,7 @@ After timing, each side proves the kernel really ran once per dispatch.
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable, Mapping
 from typing import Any
 
@@ -14,7 +16,7 @@ from .config import Config
 from .sides import DispatchSide, RoundTripSide
 from .stats import measure_interleaved
 
-__all__ = ["round_trips", "sustained"]
+__all__ = ["round_trips", "sustained", "sustained_groups"]
 
 
 def _verified(side: RoundTripSide) -> bool | None:
@@ -47,14 +49,34 @@ def round_trips(
     return out
 
 
-def sustained(
-    config: Config, sides: Mapping[str, DispatchSide], log: Callable[[str], None]
-) -> dict[str, dict[str, Any]]:
-    """{side name: seconds per submission over ``sustained_submits`` + submissions per second}.
+def _submits_for(config: Config, side: DispatchSide, in_flight: int) -> int:
+    """``config.sustained_submits``, or fewer where one run of ``side`` would take longer than the
+    budget (a calibration run of 200 submits decides; never fewer than ``sustained_min_submits``)."""
+    submits = config.sustained_submits
+    if config.sustained_budget_s <= 0:
+        return submits
+    probe = 200
+    start = time.perf_counter()
+    side.sustained(probe, in_flight)
+    per_s = probe / max(time.perf_counter() - start, 1e-9)
+    fit = int(per_s * config.sustained_budget_s) // 100 * 100
+    return max(min(submits, fit), min(submits, config.sustained_min_submits))
 
-    Sides take turns, one whole run each per repeat.
+
+def sustained(
+    config: Config, sides: Mapping[str, DispatchSide], log: Callable[[str], None], in_flight: int | None = None
+) -> dict[str, dict[str, Any]]:
+    """{side name: seconds per submission + submissions per second} with at most ``in_flight``
+    (default ``config.window``) submissions in flight.
+
+    Sides take turns, one whole run each per repeat. Every side runs the same number of submits:
+    ``config.sustained_submits``, fewer on a device where the slowest side (calibrated once per
+    group) would take longer than ``config.sustained_budget_s`` per run.
     """
-    submits, window = config.sustained_submits, config.window
+    window = config.window if in_flight is None else in_flight
+    submits = config.sustained_submits
+    if config.sustained_budget_s > 0 and sides:
+        submits = min(_submits_for(config, side, window) for side in sides.values())
     ops: dict[str, Callable[[], int]] = {}
     for name, side in sides.items():
 
@@ -78,5 +100,13 @@ def sustained(
         entry["per_s_max"] = submits / stat.min
         entry["verified"] = _verified(side)
         out[name] = entry
-        log(f"  sustained  {name:<16} {entry['per_s']:9.0f} submits/s")
+        log(f"  sustained  {name:<16} {window:3d} in flight {entry['per_s']:9.0f} submits/s ({submits} submits)")
     return out
+
+
+def sustained_groups(
+    config: Config, sides: Mapping[str, DispatchSide], log: Callable[[str], None]
+) -> dict[str, dict[str, dict[str, Any]]]:
+    """{str(in flight): sustained(...)} for every ``config.sustained_in_flight``; the largest last."""
+    limits = sorted(set(config.sustained_in_flight) | {config.window})
+    return {str(n): sustained(config, sides, log, n) for n in limits}

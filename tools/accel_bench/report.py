@@ -192,6 +192,36 @@ def _device_section(device: dict[str, Any], device_verdicts: list[dict[str, Any]
                 for name, s in sustained.items()
             ),
         )
+    groups = device.get("sustained_in_flight") or {}
+    if groups:
+        window = device.get("sustained_window") or {}
+        out += [
+            "### Sustained submissions by in-flight limit",
+            "",
+            f"provider window: {window.get('size', '-')} ({window.get('what', 'not recorded')})",
+            "",
+        ]
+        others = ("raw", "raw-gated", "provider-direct")
+        rows = []
+        for limit, group in groups.items():
+            ours_per_s = group.get("ours", {}).get("per_s")
+            for name, s in group.items():
+                rows.append(
+                    [
+                        limit,
+                        name,
+                        str(s.get("submits", "-")),
+                        f"{s['per_s']:.0f} ({s['per_s_min']:.0f}-{s['per_s_max']:.0f})" if "per_s" in s else "n/m",
+                        _ratio(ours_per_s / group[name]["per_s"])
+                        if name in others and ours_per_s and group[name].get("per_s")
+                        else "-",
+                        {True: "yes", False: "**no**", None: "-"}[s.get("verified")],
+                    ]
+                )
+        out += _table(
+            ["in flight ≤", "side", "submits", "submits/s median (min-max)", "ours / side", "kernel ran every time"],
+            rows,
+        )
     overhead = device.get("overhead", {})
     if overhead:
         out += [

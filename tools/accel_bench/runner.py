@@ -184,6 +184,28 @@ def _raw_side(target: Target, stack: ExitStack, device: dict[str, Any], log: Log
     raise LookupError(f"no raw API for provider {target.provider}")
 
 
+def _provider_window(target: Target, ours: ContractSession | None) -> dict[str, Any]:
+    """How many submissions the provider hands to the driver at most per queue (the rest stay
+    cancellable on the host), as the provider reports it."""
+    if ours is None:
+        return {"size": None, "what": "ours not measured"}
+    provider = getattr(getattr(ours.api, "engine", None), "provider", None) or getattr(ours.api, "provider", None)
+    size = getattr(provider, "window", None)
+    if target.api == "opencl" and isinstance(size, int):
+        return {
+            "size": size,
+            "what": f"at most {size} submissions per queue are handed to the driver (not cancellable: BUSY); "
+            "later ones wait on the host, cancellable, and are enqueued in order as the window frees",
+        }
+    if target.api == "vulkan":
+        return {
+            "size": None,
+            "what": "no window: every submission reaches vkQueueSubmit at admission (cancel answers BUSY); "
+            "only the conformance hold keeps batches on the host",
+        }
+    return {"size": size, "what": "not reported by the provider"}
+
+
 def _copy_freedom(config: Config, ours: ContractSession, arrays: transfers.HostArrays) -> dict[str, Any]:
     """Traced peaks for a large and a small transfer each way, and for many and few submit+poll cycles."""
     out: dict[str, Any] = {}
@@ -410,9 +432,11 @@ def bench_device(
                 _guard(device, "round trip", log, lambda: dispatch.round_trips(config, sides, log)) or {}
             )
         if "sustained" in wanted:
-            device["sustained"] = (
-                _guard(device, "sustained", log, lambda: dispatch.sustained(config, sustained_sides, log)) or {}
-            )
+            groups = _guard(device, "sustained", log, lambda: dispatch.sustained_groups(config, sustained_sides, log))
+            groups = groups or {}
+            device["sustained_in_flight"] = groups
+            device["sustained"] = groups.get(str(config.window), {})  # the headline group (plots, targets)
+            device["sustained_window"] = _provider_window(target, ours)
 
         if "overhead" not in wanted:
             pass

@@ -14,6 +14,7 @@ TARGETS = {
     "transfer_vs_memcpy": "transfers within 1.25x of memcpy (GB/s ratio >= 0.8), host-visible memory, >= 1 MiB",
     "round_trip_vs_raw": "dispatch round trip <= 1.3x the raw API (time ratio, fastest raw way to wait)",
     "round_trip_vs_wgpu": "dispatch round trip faster than wgpu-py (Vulkan devices)",
+    "sustained_vs_raw": "sustained submissions at 64 in flight >= 0.8x raw-gated (OpenCL), >= 0.9x raw (Vulkan)",
     "submit_overhead": "engine overhead <= 25 us per submit",
     "poll_overhead": "engine overhead <= 5 us per poll",
     "warm_load": "warm program load >= 10x faster than cold (OpenCL source, SPIR-V pipeline)",
@@ -64,6 +65,7 @@ def _device_verdicts(device: dict[str, Any]) -> Iterator[dict[str, Any]]:
             yield _verdict("round_trip_vs_wgpu", ours / wgpu, ours < wgpu, "ours / wgpu median time")
         else:
             yield _verdict("round_trip_vs_wgpu", None, None, "not measured")
+    yield _sustained_verdict(device)
     overhead = device.get("overhead", {})
     for name, key, bound in (("submit_overhead", "submit_us", 25.0), ("poll_overhead", "poll_us", 5.0)):
         value = overhead.get(key)
@@ -82,6 +84,32 @@ def _device_verdicts(device: dict[str, Any]) -> Iterator[dict[str, Any]]:
         yield _verdict("warm_load", worst, worst >= 10.0, f"cold / warm median, worst: {kind}")
     else:
         yield _verdict("warm_load", None, None, "not measured")
+
+
+SUSTAINED_IN_FLIGHT = 64
+SUSTAINED_BOUNDS = {"opencl": ("raw-gated", 0.8), "vulkan": ("raw", 0.9)}
+"""The side ours is compared with and the bound, per API (OpenCL: the gated raw calls, the native
+price of cancellability included; Vulkan: the raw resubmission)."""
+
+
+def _sustained_verdict(device: dict[str, Any]) -> dict[str, Any]:
+    name = "sustained_vs_raw"
+    groups = device.get("sustained_in_flight") or {}
+    group = groups.get(str(SUSTAINED_IN_FLIGHT))
+    headline = device.get("sustained") or {}
+    if group is None and headline and all(s.get("window") == SUSTAINED_IN_FLIGHT for s in headline.values()):
+        group = headline  # a document from before the in-flight groups (one run at 64)
+    api = device.get("api")
+    if not group or api not in SUSTAINED_BOUNDS:
+        return _verdict(name, None, None, "not measured")
+    other, bound = SUSTAINED_BOUNDS[api]
+    ours, raw = group.get("ours", {}).get("per_s"), group.get(other, {}).get("per_s")
+    if not ours or not raw:
+        return _verdict(name, None, None, "not measured")
+    ratio = ours / raw
+    return _verdict(
+        name, ratio, ratio >= bound, f"ours / {other} submits/s (medians), {SUSTAINED_IN_FLIGHT} in flight, >= {bound}"
+    )
 
 
 def verdicts(document: dict[str, Any]) -> dict[str, list[dict[str, Any]]]:
