@@ -29,7 +29,7 @@ from accelcore.package import ANY_LOCAL_SIZE, DispatchKind, KernelPackage, Modul
 from accelcore.package_codec import parse_artifact
 from accelcore.spirv import Flavour, check_capabilities, inspect_spirv, opencl_supported_capabilities
 
-from . import binaries, binary_cache
+from . import binaries, binary_cache, isolation
 from .errors import cl_call, error_from_status
 from .il import create_program_with_il_khr
 from .kernel_arguments import (
@@ -188,11 +188,34 @@ class ProgramLoader:
             return BuiltProgram(native, self._kernel(native, package), cached, len(cached), True)
         if len(package.module) > resident_limit:
             raise _resource_limit("the retained OpenCL C source", len(package.module), resident_limit)
-        cl = self._cl
-        with cl_call("clCreateProgramWithSource", "creating a program from OpenCL C source"):
-            native = cl._cl._Program(context, source)
-        self._build_native(native, package.build_options, "OpenCL C source")
-        binary = self._binary_of(native)
+        # The first build of this (source, options, entry point, device) runs in a bounded child: a
+        # driver crash or hang there is a verdict, not the end of this process (isolation.py).
+        limits = isolation.build_limits()
+        verdict = isolation.remembered(key, limits)
+        built_binary = None
+        if verdict is None:
+            verdict, built_binary = isolation.isolated_build(
+                self._device_index,
+                self._device_uuid,
+                package.module,
+                package.build_options,
+                package.entry_point,
+                limits,
+            )
+            isolation.remember(key, verdict)
+        if not verdict.ok:
+            raise verdict.error()
+        if built_binary is not None:
+            binaries.check_binary_header(self._family, built_binary)
+            binaries.trust(built_binary)  # built and loaded cleanly in the child
+            native = self._program_from_binary(context, built_binary, package.build_options)
+            binary = built_binary
+        else:  # a remembered verdict: this source builds without crashing here
+            cl = self._cl
+            with cl_call("clCreateProgramWithSource", "creating a program from OpenCL C source"):
+                native = cl._cl._Program(context, source)
+            self._build_native(native, package.build_options, "OpenCL C source")
+            binary = self._binary_of(native)
         binaries.trust(binary)
         binary_cache.put(key, binary)
         return BuiltProgram(native, self._kernel(native, package), binary, len(binary) + len(package.module), False)

@@ -33,6 +33,7 @@ from accelcore import (
     MemorySink,
     MemorySource,
     QueueDesc,
+    Timeout,
 )
 from accelcore.package import Dispatch, DispatchKind, KernelPackage, ModuleKind, PackageBinding
 from accelcore.waiting import poll_until_terminal
@@ -72,7 +73,7 @@ def run(accel, context, program) -> list[int]:
         BindingRef(0, a.buffer, BufferRange(0, 4 * N), AccessMode.READ),
         BindingRef(1, b.buffer, BufferRange(0, 4 * N), AccessMode.WRITE),
     ]
-    event = accel.submit(queue, program, bindings)
+    event = accel.submit(queue, program, bindings, Timeout.INFINITE)
     state = poll_until_terminal(lambda: accel.poll_event(event), 60.0)
     assert state is not None and str(state) == "Complete", state
     out = bytearray(4 * N)

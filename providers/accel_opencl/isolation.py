@@ -1,0 +1,326 @@
+"""The first build of an OpenCL C source runs in a bounded child process; its verdict is remembered.
+
+Why (measured 2026-12-01, Mesa 22.3.6 rusticl on llvmpipe): a recursive function makes
+``clCreateKernel`` segfault; a kernel of 20,000 statements (or one macro expanded 2^14 times)
+builds in 4 s but then keeps ``clCreateKernel`` busy for over 200 s and 1.4 GB. Neither may take
+down or hold the process that loads it.
+
+Promise: :func:`isolated_build` compiles the source in ``python -m accel_opencl.build_probe``
+(built, kernel created, binary read back and loaded again), in its own session, under
+:func:`build_limits`: a wall-clock limit (``ACCELCORE_OPENCL_BUILD_TIMEOUT_S``, default 60 s)
+and a resident-memory limit (``ACCELCORE_OPENCL_BUILD_MEMORY_MIB``, default 2048 MiB), both
+watched every 20 ms; past either, the child's whole process group is killed. Backstops in the
+child: ``RLIMIT_CPU`` (twice the time limit) and ``RLIMIT_AS`` (four times the memory limit, at
+least 4 GiB more) - not the limit itself, because both drivers segfault rather than fail when
+the address space runs out (PoCL even on a tiny kernel under 1 GiB), which would look like a
+crash of the source. The child runs with ``MALLOC_ARENA_MAX=2``. The verdict:
+
+* ok - the child's binary (already loaded cleanly there) comes back with it;
+* a CL build error - that error, with the build log, as an in-process build would give it;
+* a crash - INVALID_ARGUMENT "the driver crashed (SIGSEGV) compiling this source";
+* a limit - RESOURCE_LIMIT naming the limit and its variable.
+
+Verdicts are remembered per key (SHA-256 of source, options, entry point and device identity):
+in memory, and on disk next to the binary cache (``<cache>/verdicts``) for ok and crash
+verdicts, so a warm load - also in a new process - starts no child. A limit verdict is retried
+when the limits are raised.
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import json
+import os
+import signal
+import subprocess
+import tempfile
+import threading
+import time
+from dataclasses import dataclass
+
+from accelcore import BackendError, ErrorKind
+from accelcore._child import child_environment, python_module_command
+
+from . import binary_cache
+from .errors import error_from_status
+
+__all__ = [
+    "MEMORY_ENV",
+    "TIMEOUT_ENV",
+    "BuildLimits",
+    "Verdict",
+    "build_limits",
+    "children_started",
+    "clear_memory",
+    "isolated_build",
+    "remember",
+    "remembered",
+]
+
+TIMEOUT_ENV = "ACCELCORE_OPENCL_BUILD_TIMEOUT_S"
+MEMORY_ENV = "ACCELCORE_OPENCL_BUILD_MEMORY_MIB"
+DEFAULT_TIMEOUT_S = 60.0
+DEFAULT_MEMORY_MIB = 2048
+_MIN_MEMORY_MIB = 256
+_POLL_S = 0.02
+_OOM_WORDS = ("out of memory", "MemoryError", "bad_alloc", "Cannot allocate memory")
+
+
+@dataclass(frozen=True, slots=True)
+class BuildLimits:
+    """What an isolated build may use."""
+
+    timeout_s: float
+    memory_mib: int
+
+    def covers(self, other: BuildLimits) -> bool:
+        """True when these limits are no larger than ``other`` (a limit verdict under ``other`` still holds)."""
+        return self.timeout_s <= other.timeout_s and self.memory_mib <= other.memory_mib
+
+
+def _env_number(name: str, default: float, low: float, high: float) -> float:
+    text = os.environ.get(name, "").strip()
+    if not text:
+        return default
+    try:
+        value = float(text)
+    except ValueError:
+        value = float("nan")
+    if not low <= value <= high:
+        raise BackendError(
+            ErrorKind.INVALID_ARGUMENT, f"{name}={text!r} is not a number from {low:g} to {high:g} (unset: {default:g})"
+        )
+    return value
+
+
+def build_limits() -> BuildLimits:
+    """The limits from the environment; INVALID_ARGUMENT naming a variable that is not a valid number."""
+    timeout = _env_number(TIMEOUT_ENV, DEFAULT_TIMEOUT_S, 0.1, 24 * 3600.0)
+    memory = _env_number(MEMORY_ENV, DEFAULT_MEMORY_MIB, _MIN_MEMORY_MIB, float(1 << 24))
+    return BuildLimits(timeout, int(memory))
+
+
+@dataclass(frozen=True, slots=True)
+class Verdict:
+    """What an isolated build said about one (source, options, entry point, device)."""
+
+    ok: bool
+    kind: ErrorKind | None = None
+    message: str = ""
+    native_call: str | None = None
+    native_code: int | None = None
+    limits: BuildLimits | None = None
+    """Set for a limit verdict: the limits it ran under."""
+    lasting: bool = False
+    """Worth keeping on disk (ok and crash verdicts)."""
+
+    def error(self) -> BackendError:
+        assert self.kind is not None
+        if self.native_code is not None:
+            return error_from_status(self.native_code, self.native_call or "clBuildProgram", self.message)
+        return BackendError(self.kind, self.message)
+
+
+_OK = Verdict(True, lasting=True)
+_verdicts: dict[bytes, Verdict] = {}
+_lock = threading.Lock()
+_children = 0
+
+
+def children_started() -> int:
+    """How many isolated builds this process has started (for tests and measurements)."""
+    return _children
+
+
+def clear_memory() -> None:
+    """Forget the in-memory verdicts (as a new process would)."""
+    with _lock:
+        _verdicts.clear()
+
+
+def _name(key: binary_cache.CacheKey) -> bytes:
+    return hashlib.sha256(key[0] + b"".join(word.to_bytes(4, "little") for word in key[1])).digest()
+
+
+def _disk_file(name: bytes) -> str | None:
+    directory = binary_cache.disk_dir()
+    return None if directory is None else str(directory / "verdicts" / f"{name.hex()}.json")
+
+
+def remembered(key: binary_cache.CacheKey, limits: BuildLimits) -> Verdict | None:
+    """The verdict for ``key`` (memory, then disk), or None when a child must build it under ``limits``."""
+    name = _name(key)
+    with _lock:
+        verdict = _verdicts.get(name)
+    if verdict is None:
+        verdict = _read_disk(name)
+        if verdict is not None:
+            with _lock:
+                _verdicts[name] = verdict
+    if verdict is not None and verdict.limits is not None and not limits.covers(verdict.limits):
+        return None  # stopped by a limit that has since been raised: try again
+    return verdict
+
+
+def remember(key: binary_cache.CacheKey, verdict: Verdict) -> None:
+    name = _name(key)
+    with _lock:
+        _verdicts[name] = verdict
+    path = _disk_file(name)
+    if path is None or not verdict.lasting:
+        return
+    record = {"key": name.hex(), "ok": verdict.ok, "kind": verdict.kind.name if verdict.kind else None}
+    record["message"] = verdict.message
+    try:
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        with tempfile.NamedTemporaryFile("w", dir=os.path.dirname(path), prefix=".tmp-", delete=False) as handle:
+            json.dump(record, handle)
+        os.replace(handle.name, path)
+    except OSError:
+        pass
+
+
+def _read_disk(name: bytes) -> Verdict | None:
+    path = _disk_file(name)
+    if path is None:
+        return None
+    try:
+        with open(path, encoding="utf-8") as handle:
+            record = json.load(handle)
+        if record.get("key") != name.hex():
+            raise ValueError("another key")
+        if record.get("ok") is True:
+            return _OK
+        return Verdict(False, ErrorKind[record["kind"]], str(record["message"]), lasting=True)
+    except FileNotFoundError:
+        return None
+    except (OSError, ValueError, KeyError, TypeError, AttributeError):
+        try:
+            os.unlink(path)
+        except OSError:
+            pass
+        return None
+
+
+def _signal_name(number: int) -> str:
+    try:
+        return signal.Signals(number).name
+    except ValueError:
+        return f"signal {number}"
+
+
+def _memory_of(pid: int) -> tuple[int, int]:
+    """(resident, virtual) bytes of process ``pid`` from /proc; (0, 0) once it is gone."""
+    try:
+        with open(f"/proc/{pid}/status", encoding="ascii", errors="replace") as handle:
+            fields = dict(line.split(":", 1) for line in handle if ":" in line)
+        return int(fields["VmRSS"].split()[0]) << 10, int(fields["VmSize"].split()[0]) << 10
+    except (OSError, KeyError, ValueError, IndexError):
+        return 0, 0
+
+
+def _kill_group(child: subprocess.Popen[bytes]) -> None:
+    try:
+        os.killpg(child.pid, signal.SIGKILL)
+    except ProcessLookupError:
+        pass
+
+
+def isolated_build(
+    device_index: int, device_uuid: bytes, source: bytes, options: str, entry_point: str, limits: BuildLimits
+) -> tuple[Verdict, bytes | None]:
+    """Build ``source`` in a bounded child; (verdict, the child's binary or None)."""
+    global _children
+    memory_limit = limits.memory_mib << 20
+    address_space = max(4 * memory_limit, memory_limit + (4 << 30))  # a backstop between two polls
+    cpu_seconds = int(limits.timeout_s * 2) + 10  # a backstop should this process die; the wall clock rules
+    command = python_module_command(
+        "accel_opencl.build_probe",
+        str(device_index),
+        device_uuid.hex(),
+        entry_point,
+        options,
+        str(address_space),
+        str(cpu_seconds),
+    )
+    env = child_environment()
+    env.setdefault("MALLOC_ARENA_MAX", "2")
+    with _lock:
+        _children += 1
+    stopped = ""  # "time" or "memory" when this process stopped the child
+    virtual = 0
+    deadline = time.monotonic() + limits.timeout_s
+    with subprocess.Popen(
+        command,
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        env=env,
+        start_new_session=True,  # its own process group: a stop kills whatever the driver started too
+    ) as child:
+        given: bytes | None = source
+        while True:
+            try:
+                out, err = child.communicate(given, timeout=_POLL_S)
+                break
+            except subprocess.TimeoutExpired:
+                given = None  # sent once; later calls go on writing it
+            resident, virtual = _memory_of(child.pid)
+            if resident > memory_limit:
+                stopped = "memory"
+            elif time.monotonic() > deadline:
+                stopped = "time"
+            if stopped:
+                _kill_group(child)
+                out, err = child.communicate()
+                break
+    code = child.returncode
+    stderr = err.decode("utf-8", "replace")
+    where = "in an isolated build process"
+    if stopped == "time" or code == -signal.SIGXCPU:
+        return Verdict(
+            False,
+            ErrorKind.RESOURCE_LIMIT,
+            f"compiling this OpenCL C source took over the {limits.timeout_s:g} s limit ({TIMEOUT_ENV}) {where}; "
+            "it was stopped",
+            limits=limits,
+        ), None
+    # Drivers out of address space segfault rather than fail: a crash near the backstop is the limit too.
+    if stopped == "memory" or (
+        code != 0 and (virtual > address_space * 3 // 4 or any(w in stderr for w in _OOM_WORDS))
+    ):
+        return Verdict(
+            False,
+            ErrorKind.RESOURCE_LIMIT,
+            f"compiling this OpenCL C source used over the {limits.memory_mib} MiB memory limit ({MEMORY_ENV}) "
+            f"{where}; it was stopped",
+            limits=limits,
+        ), None
+    if code < 0:
+        return Verdict(
+            False,
+            ErrorKind.INVALID_ARGUMENT,
+            f"the driver crashed ({_signal_name(-code)}) compiling this OpenCL C source {where}; "
+            "it is refused (the process that loads it is unaffected)",
+            lasting=True,
+        ), None
+    try:
+        answer = json.loads(out.decode("utf-8", "replace").strip().splitlines()[-1])
+        if not isinstance(answer, dict):
+            raise ValueError("not an object")
+    except (ValueError, IndexError):
+        return Verdict(
+            False,
+            ErrorKind.INVALID_ARGUMENT,
+            f"the isolated build process exited with {code} without an answer ({stderr[-300:]!r})",
+        ), None
+    if answer.get("ok") is True:
+        binary = answer.get("binary")
+        return _OK, (base64.b64decode(binary) if isinstance(binary, str) else None)
+    status = answer.get("status")
+    message = f"building the OpenCL C source failed with options {options!r}; build log:\n{answer.get('log', '')}"
+    if isinstance(status, int):
+        error = error_from_status(status, str(answer.get("call") or "clBuildProgram"), message)
+        return Verdict(False, error.kind, message, error.native_call, error.native_code), None
+    return Verdict(False, ErrorKind.INVALID_ARGUMENT, f"the isolated build failed: {answer.get('log', '')}"), None
