@@ -21,7 +21,7 @@ def main(argv: list[str] | None = None) -> int:
         default=None,
         metavar="ITEM",
         help="measure only this item (repeatable; one of: transfers, round_trip, sustained, overhead, program_load, "
-        "reload_arguments, copy_freedom); the table is then <json stem>.md",
+        "reload_arguments, copy_freedom, highlevel); the table is then <json stem>.md",
     )
     parser.add_argument("--render-only", action="store_true", help="only regenerate table and plots from --json")
     args = parser.parse_args(argv)

@@ -108,6 +108,72 @@ def _reload_section(reload: dict[str, Any]) -> list[str]:
     return out
 
 
+def _highlevel_section(result: dict[str, Any]) -> list[str]:
+    """Item 8: the high-level call against the peer library's call (µs; time ratios of medians)."""
+    peer = result.get("peer", "peer")
+    out = [
+        f"### High-level call against {peer} (µs, median and min-max; interleaved rounds)",
+        "",
+        f"Kernel: {result.get('kernel', '-')}; a = {result.get('scalar_a', '-')}, the same every call.",
+        "",
+    ]
+    wgpu = result.get("wgpu")
+    if wgpu:
+        out += [f"wgpu adapter: {wgpu['adapter'].get('description', '')}; waits with {wgpu['wait_method']}", ""]
+    rows = []
+    for size, entry in result.get("sizes", {}).items():
+        for variant in result.get("variants", []):
+            ours, other = entry["ours"][variant], entry[peer][variant]
+            verdict = next(
+                (v for v in result.get("verdicts", []) if v["size"] == int(size) and v["variant"] == variant), None
+            )
+            rows.append(
+                [
+                    f"{int(size):,} f32",
+                    variant,
+                    _us(ours),
+                    _us(other),
+                    _ratio(entry["ratios"].get(f"ours / {peer}, {variant}")),
+                    "-" if verdict is None else _met(verdict),
+                    "yes" if ours.get("verified") and other.get("verified") else "**no**",
+                ]
+            )
+    if rows:
+        bound = next((v["target"] for v in result.get("verdicts", [])), "")
+        out += [f"Target: {bound}.", ""]
+        out += _table(["size", "variant", "ours", peer, f"ours / {peer}", "target", "results checked"], rows)
+    repack = [
+        [f"{int(size):,} f32", _us(entry["ours_repack"])]
+        for size, entry in result.get("sizes", {}).items()
+        if "ours_repack" in entry
+    ]
+    if repack:
+        out += ["Per-call repack of ours (`pack_module` + `write_package`, timed alone, no profiler):", ""]
+        out += _table(["size", "µs"], repack)
+    profile = result.get("profile")
+    if profile:
+        out += [
+            f"#### Where the high-level call's time goes (cProfile, {profile['elements']:,} f32; "
+            "profiled times are inflated, compare the shares)",
+            "",
+        ]
+        variants = [v for v in result.get("variants", []) if v in profile]
+        spots = list(dict.fromkeys(label for v in variants for label in profile[v]["spots_us"]))
+        header = ["part of the call"]
+        for v in variants:
+            header += [f"{v} µs", f"{v} share"]
+        table_rows = []
+        for label in spots:
+            row = [label]
+            for v in variants:
+                us = profile[v]["spots_us"].get(label)
+                share = profile[v]["spots_share"].get(label)
+                row += ["-" if us is None else f"{us:.1f}", "-" if share is None else f"{share:.0%}"]
+            table_rows.append(row)
+        out += _table(header, table_rows)
+    return out
+
+
 def _device_section(device: dict[str, Any], device_verdicts: list[dict[str, Any]], partial: bool = False) -> list[str]:
     out = [f"## {device['device_id']} — {device['name']}", ""]
     driver = device.get("driver", {})
@@ -283,6 +349,9 @@ def _device_section(device: dict[str, Any], device_verdicts: list[dict[str, Any]
     reload = device.get("reload_arguments", {})
     if reload:
         out += _reload_section(reload)
+    highlevel = device.get("highlevel", {})
+    if highlevel:
+        out += _highlevel_section(highlevel)
     copies = device.get("copy_freedom", {})
     if copies:
         out += ["### Copy-freedom (tracemalloc; bytes above the baseline)", ""]
@@ -317,6 +386,7 @@ def render_markdown(document: dict[str, Any]) -> str:
         f"- OS: {machine.get('os')}; Python {machine.get('python')}",
         "- packages: " + ", ".join(f"{k} {v}" for k, v in machine.get("packages", {}).items()),
         f"- load average at start: {machine.get('load_average_at_start')}",
+        *([f"- load average at end: {document['load_average_at_end']}"] if "load_average_at_end" in document else []),
         f"- mode: {'quick' if document['config']['quick'] else 'full'}",
         *([f"- items (a partial run): {', '.join(document['items'])}"] if document.get("items") else []),
         "",

@@ -24,7 +24,7 @@ from accelcore import ArtifactRef, TargetIdentity
 from accelcore.package import ModuleKind
 from accelcore.registry import DeviceEntry, ProviderFamily, ProviderUnavailable
 
-from . import copyfree, dispatch, kernels, program_load, reload_arguments, transfers
+from . import copyfree, dispatch, highlevel_call, kernels, program_load, reload_arguments, transfers
 from .config import DOMAINS, Config
 from .incall import in_call_overhead
 from .machine import machine_facts
@@ -42,7 +42,16 @@ __all__ = ["ITEMS", "SCHEMA", "run"]
 
 SCHEMA = "accel-bench/1"
 DEFAULT_JSON = Path("docs/benchmarks/results.json")
-ITEMS = ("transfers", "round_trip", "sustained", "overhead", "program_load", "reload_arguments", "copy_freedom")
+ITEMS = (
+    "transfers",
+    "round_trip",
+    "sustained",
+    "overhead",
+    "program_load",
+    "reload_arguments",
+    "copy_freedom",
+    "highlevel",
+)
 """The items of a run, by their key in a device's results (``overhead`` includes the in-call and pending-poll
 parts); ``run(items=...)`` measures only some."""
 
@@ -463,6 +472,26 @@ def bench_device(
                 )
                 or {}
             )
+        if "highlevel" in wanted:
+            # Ours as a user of accelcore.highlevel on a fresh provider instance; the peer: PyOpenCL on the
+            # same cl.Device (OpenCL), wgpu-py on the adapter of the same name (Vulkan).
+            native = getattr(raw, "device", None) if target.api == "opencl" else target.name
+            device["highlevel"] = (
+                _guard(
+                    device,
+                    "high-level call",
+                    log,
+                    lambda: highlevel_call.measure_device(
+                        target.api,
+                        family if ours is not None else None,
+                        entry,
+                        native,
+                        highlevel_call.settings_for(config.quick),
+                        log,
+                    ),
+                )
+                or {}
+            )
         if "copy_freedom" not in wanted:
             pass
         elif ours is not None:
@@ -554,6 +583,8 @@ def run(
     with _private_compile_cache():
         for target in targets:
             document["devices"].append(bench_device(target, config, arrays, log, document.get("items", ITEMS)))
+    with contextlib.suppress(OSError):
+        document["load_average_at_end"] = list(os.getloadavg())
     document = json.loads(json.dumps(document))  # exactly what the file holds (tuples become lists)
     if json_path is not None:
         path = Path(json_path)

@@ -36,7 +36,16 @@ from ..render import error_boundary
     multiple=True,
     metavar="ITEM",
     type=click.Choice(
-        ["transfers", "round_trip", "sustained", "overhead", "program_load", "reload_arguments", "copy_freedom"]
+        [
+            "transfers",
+            "round_trip",
+            "sustained",
+            "overhead",
+            "program_load",
+            "reload_arguments",
+            "copy_freedom",
+            "highlevel",
+        ]
     ),
     help="Measure only ITEM (repeatable); the table is then named after the JSON, never results.md.",
 )
@@ -46,7 +55,8 @@ def bench(
 ) -> None:
     """Benchmark DEVICE... (default: every OpenCL and Vulkan device) against the raw APIs,
     wgpu-py and memcpy: transfers, dispatch round trip, engine overhead, program load,
-    re-load with changed arguments and copy-freedom. Medians and min-max over repeated runs; exit 1 if any item failed.
+    re-load with changed arguments, copy-freedom and the Python layer's call against
+    PyOpenCL / wgpu-py (highlevel). Medians and min-max over repeated runs; exit 1 if any item failed.
 
     Nothing is written unless --json FILE or --plot DIR is given (make bench passes both)."""
     import accel_bench
