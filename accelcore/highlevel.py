@@ -19,7 +19,8 @@ what was given. Arrays the kernel writes are read back into the caller's
 arrays (no intermediate copy) and returned. Scalars belong to the program
 (docs/contract.md, trap 14): a call with new values loads the package again,
 which the providers make cheap, and the loaded programs are remembered (a
-few per kernel). :class:`DeviceArray` stays on the device: passing one binds
+few per kernel); a call with the same exact values and work size as an earlier
+one packs nothing (its package is remembered too). :class:`DeviceArray` stays on the device: passing one binds
 it without a transfer. Resources are released child before parent on
 :meth:`Device.close` (also on errors; ``with ac.open(...) as dev:``).
 """
@@ -27,9 +28,10 @@ it without a transfer. Resources are released child before parent on
 from __future__ import annotations
 
 import os
+import struct
 import time
 from collections import OrderedDict
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Hashable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -77,6 +79,7 @@ __all__ = [
 _DOMAINS = (MemoryDomain.DEVICE, MemoryDomain.SHARED, MemoryDomain.HOST)
 _ALIGNMENT = 64
 _PROGRAMS_PER_KERNEL = 8
+_PACKAGES_PER_KERNEL = 64
 _RESIDENT_BYTES = 64 << 20
 
 
@@ -92,6 +95,36 @@ def _bytes_view(array: npt.NDArray[Any]) -> memoryview:
 def _triple(size: Sequence[int]) -> tuple[int, int, int]:
     full = (*size, 1, 1)
     return (int(full[0]), int(full[1]), int(full[2]))
+
+
+def _exact(value: object) -> Hashable:
+    """A key equal only for values that pack to the same bits (``-0.0`` is not ``0.0``, ``np.float32(1)``
+    is not ``1``); TypeError for anything else (such a call is packed afresh)."""
+    if isinstance(value, (bool, int, str)) or value is None:
+        return (type(value), value)
+    if isinstance(value, float):
+        return (float, struct.pack("<d", value))
+    if isinstance(value, np.generic):
+        return (value.dtype.str, value.tobytes())
+    if isinstance(value, LocalMemory):
+        return (LocalMemory, value.nbytes)
+    if isinstance(value, (tuple, list)):
+        return (type(value), tuple(_exact(v) for v in value))
+    raise TypeError(type(value).__name__)
+
+
+def _call_key(
+    others: Mapping[str, object], global_size: int | Sequence[int] | None, groups: Sequence[int] | None
+) -> Hashable | None:
+    """What a call's package depends on besides the kernel itself; None when not exactly keyable."""
+    try:
+        return (
+            tuple(sorted((name, _exact(value)) for name, value in others.items())),
+            _exact(global_size if isinstance(global_size, (int, type(None))) else tuple(global_size)),
+            _exact(None if groups is None else tuple(groups)),
+        )
+    except TypeError:
+        return None
 
 
 # --------------------------------------------------------------------------- devices
@@ -482,6 +515,9 @@ class Kernel:
         self._local_size = tuple(local_size) if local_size is not None else None
         self._build_options = build_options
         self._programs: OrderedDict[bytes, tuple[int, KernelPackage]] = OrderedDict()
+        self._packages: OrderedDict[Hashable, tuple[KernelPackage, bytes]] = OrderedDict()
+        """Packages (and their bytes, the program cache key) by the exact scalar values and work size
+        of the calls that made them: a repeated call packs nothing."""
         self.package: KernelPackage | None = None
         if module.startswith(MAGIC[:4]):
             self.package = parse_package(module)
@@ -601,8 +637,30 @@ class Kernel:
             spec_constants=self._spec or None,
         )
 
-    def _program(self, pkg: KernelPackage) -> int:
-        data = write_package(pkg)
+    def _packed(
+        self,
+        others: Mapping[str, object],
+        global_size: int | Sequence[int] | None,
+        groups: Sequence[int] | None,
+    ) -> tuple[KernelPackage, bytes]:
+        """:meth:`_pack` + ``write_package``, remembered for calls with the same exact values."""
+        key = _call_key(others, global_size, groups)
+        if key is not None:
+            hit = self._packages.get(key)
+            if hit is not None:
+                self._packages.move_to_end(key)
+                return hit
+        pkg = self._pack(others, global_size, groups)
+        made = (pkg, write_package(pkg))
+        if key is not None:
+            self._packages[key] = made
+            while len(self._packages) > _PACKAGES_PER_KERNEL:
+                self._packages.popitem(last=False)
+        return made
+
+    def _program(self, pkg: KernelPackage, data: bytes | None = None) -> int:
+        if data is None:
+            data = write_package(pkg)
         cached = self._programs.get(data)
         if cached is not None:
             self._programs.move_to_end(data)
@@ -629,7 +687,7 @@ class Kernel:
         """Check, upload and submit; returns a :class:`Run` (``done()``, ``wait()``, ``cancel()``)."""
         self.device._check_open()
         buffers, others = self._route(args, kwargs)
-        pkg = self._pack(others, global_size, groups)
+        pkg, data = self._packed(others, global_size, groups)
         rows = {(row.set, row.native_index): row for row in pkg.bindings}
         plan = []
         for param in self.parameters:
@@ -643,7 +701,7 @@ class Kernel:
                 row = rows[(0, param.index)]
             value = _checked_array(param, row, buffers[param.name], pkg)
             plan.append(Binding(param.name, row.slot, AccessMode(row.access), value))
-        program = self._program(pkg)
+        program = self._program(pkg, data)
         return Run(self.device, program, plan, timeout, label=self.name)
 
     def __call__(

@@ -1,0 +1,60 @@
+"""A kernel remembers the package of a call by its exact scalar values and work size: a repeated call
+packs nothing and loads nothing, a call that differs in any bit (-0.0 against 0.0, np.float32 against a
+Python float, another size) packs afresh and still computes the right thing."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import accelcore as ac
+from accelcore import highlevel
+from accelcore.environment import apply_defaults
+
+apply_defaults()
+
+SAXPY_CL = """
+__kernel void saxpy(const float a, __global const float* x, __global float* y, const int n)
+{
+    int i = get_global_id(0);
+    if (i < n) y[i] = a * x[i] + y[i];
+}
+"""
+
+
+def _first_opencl() -> ac.Device:
+    entries = [e for e in ac.devices() if e.provider == "opencl"]
+    if not entries:
+        pytest.skip("no OpenCL device on this machine")
+    pocl = [e for e in entries if "pthread" in e.name]
+    return ac.open((pocl or entries)[0].device_id)
+
+
+def test_repeated_calls_pack_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    packed: list[dict[str, object]] = []
+    real = highlevel.pack_module
+
+    def counting(*args: object, **kwargs: object) -> object:
+        packed.append(dict(kwargs.get("arguments") or {}))
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(highlevel, "pack_module", counting)
+    x = np.arange(64, dtype=np.float32)
+    with _first_opencl() as dev:
+        kernel = dev.kernel(SAXPY_CL.encode())
+        for _ in range(3):
+            y = np.ones(64, dtype=np.float32)
+            kernel(a=np.float32(2.0), x=x, y=y, n=np.int32(64), global_size=64)
+            assert np.array_equal(y, 2 * x + 1)
+        assert len(packed) == 1
+        programs = len(kernel._programs)
+        # Another bit pattern, another type, another size: each packs afresh (and is then remembered).
+        for a, n, size in ((np.float32(-0.0), 64, 64), (-0.0, 64, 64), (np.float32(0.0), 64, 64), (2.0, 32, 64)):
+            for _ in range(2):
+                y = np.ones(64, dtype=np.float32)
+                kernel(a=a, x=x, y=y, n=n, global_size=size)
+                want = np.ones(64, dtype=np.float32)
+                want[:n] += np.float32(a) * x[:n]
+                assert np.array_equal(y, want), (a, n)
+        assert len(packed) == 5
+        assert len(kernel._programs) > programs
