@@ -1,18 +1,21 @@
-"""The binary cache: a source build's device binary, keyed by source and device target.
+"""The binary cache: a source build's device binary, keyed by source, options, entry point and device.
 
-Key: SHA-256 over (source, build options, entry point) and the device's
-``TargetIdentity`` words. Two levels:
+Key: SHA-256 over (source, build options, entry point, device UUID) and the device's
+``TargetIdentity`` words (``ProgramLoader._source_key``). Two levels:
 
 * in-process: an LRU of :data:`MEMORY_ENTRIES` binaries;
 * on disk (best effort): ``$ACCELCORE_CACHE_DIR/opencl`` if that variable is
   set (empty or ``off`` disables it), else ``$XDG_CACHE_HOME/accelcore/opencl``
-  or ``~/.cache/accelcore/opencl``. A file holds a magic, the binary's SHA-256
-  and the binary; it is written atomically (temporary file + rename) and a file
-  whose hash does not match is ignored and removed. Disk errors never fail a load.
+  or ``~/.cache/accelcore/opencl``. A file is named by the key's SHA-256 and
+  holds a magic, that key hash (so a file copied over another entry's name is
+  detected), the binary's SHA-256 and the binary; it is written atomically
+  (temporary file + rename). A file whose magic, key or hash does not match is
+  ignored and removed. Disk errors never fail a load.
 
-A binary read back from either level is marked trusted (:mod:`.binaries`):
-the process, or an earlier one on this machine, produced it from source. The
-cache directory therefore has the same trust as the Python environment.
+Nothing read back here is trusted: ``ProgramLoader`` gives a cached binary the
+checks a given binary gets (header check, then trust by the binary's own hash:
+the digest the isolated build recorded for this key, or a probe in a child) and
+discards an entry that fails any of them (:func:`discard`), then builds again.
 """
 
 from __future__ import annotations
@@ -24,12 +27,21 @@ import threading
 from collections import OrderedDict
 from pathlib import Path
 
-from . import binaries
-
-__all__ = ["MEMORY_ENTRIES", "CacheKey", "clear_memory", "disk_dir", "get", "memory_size", "put"]
+__all__ = [
+    "MEMORY_ENTRIES",
+    "CacheKey",
+    "clear_memory",
+    "discard",
+    "disk_dir",
+    "get",
+    "key_digest",
+    "memory_size",
+    "put",
+]
 
 MEMORY_ENTRIES = 128
-_MAGIC = b"ACLBIN1\0"
+_MAGIC = b"ACLBIN2\0"
+_HEADER = len(_MAGIC) + 32 + 32
 
 CacheKey = tuple[bytes, tuple[int, ...]]
 
@@ -58,16 +70,27 @@ def disk_dir() -> Path | None:
     return Path(base) / "accelcore" / "opencl"
 
 
+def key_digest(key: CacheKey) -> bytes:
+    """SHA-256 of the whole key: the file name and what the file records."""
+    return hashlib.sha256(key[0] + b"".join(word.to_bytes(4, "little") for word in key[1])).digest()
+
+
 def _file_for(key: CacheKey) -> Path | None:
     directory = disk_dir()
     if directory is None:
         return None
-    target = hashlib.sha256(b"".join(word.to_bytes(4, "little") for word in key[1])).hexdigest()[:16]
-    return directory / f"{key[0].hex()}-{target}.bin"
+    return directory / f"{key_digest(key).hex()}.bin"
+
+
+def _unlink(path: Path) -> None:
+    try:
+        path.unlink()
+    except OSError:
+        pass
 
 
 def get(key: CacheKey) -> bytes | None:
-    """The cached binary for ``key`` (memory, then disk), marked trusted; None on a miss."""
+    """The cached binary for ``key`` (memory, then disk); None on a miss. Not trusted: check it."""
     with _lock:
         binary = _memory.get(key)
         if binary is not None:
@@ -80,17 +103,22 @@ def get(key: CacheKey) -> bytes | None:
         raw = path.read_bytes()
     except OSError:
         return None
-    header = len(_MAGIC) + 32
-    if len(raw) <= header or raw[: len(_MAGIC)] != _MAGIC or hashlib.sha256(raw[header:]).digest() != raw[8:header]:
-        try:
-            path.unlink()
-        except OSError:
-            pass
+    magic, recorded, digest = raw[: len(_MAGIC)], raw[len(_MAGIC) : len(_MAGIC) + 32], raw[len(_MAGIC) + 32 : _HEADER]
+    binary = raw[_HEADER:]
+    if not binary or magic != _MAGIC or recorded != key_digest(key) or hashlib.sha256(binary).digest() != digest:
+        _unlink(path)
         return None
-    binary = raw[header:]
-    binaries.trust(binary)
     _remember(key, binary)
     return binary
+
+
+def discard(key: CacheKey) -> None:
+    """Forget ``key`` in memory and on disk (an entry that failed a check)."""
+    with _lock:
+        _memory.pop(key, None)
+    path = _file_for(key)
+    if path is not None:
+        _unlink(path)
 
 
 def put(key: CacheKey, binary: bytes) -> None:
@@ -102,7 +130,7 @@ def put(key: CacheKey, binary: bytes) -> None:
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
         with tempfile.NamedTemporaryFile(dir=path.parent, prefix=".tmp-", delete=False) as handle:
-            handle.write(_MAGIC + hashlib.sha256(binary).digest() + binary)
+            handle.write(_MAGIC + key_digest(key) + hashlib.sha256(binary).digest() + binary)
             temporary = handle.name
         os.replace(temporary, path)
     except OSError:

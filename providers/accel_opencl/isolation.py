@@ -22,8 +22,9 @@ crash of the source. The child runs with ``MALLOC_ARENA_MAX=2``. The verdict:
 
 Verdicts are remembered per key (SHA-256 of source, options, entry point and device identity):
 in memory, and on disk next to the binary cache (``<cache>/verdicts``) for ok and crash
-verdicts, so a warm load - also in a new process - starts no child. A limit verdict is retried
-when the limits are raised.
+verdicts, so a warm load - also in a new process - starts no child. An ok verdict records the
+SHA-256 of the binary built for its key (:func:`with_binary`): a cached binary is trusted only if
+it hashes to that. A limit verdict is retried when the limits are raised.
 """
 
 from __future__ import annotations
@@ -37,7 +38,8 @@ import subprocess
 import tempfile
 import threading
 import time
-from dataclasses import dataclass
+from collections import OrderedDict
+from dataclasses import dataclass, replace
 
 from accelcore import BackendError, ErrorKind
 from accelcore._child import child_environment, python_module_command
@@ -56,6 +58,7 @@ __all__ = [
     "isolated_build",
     "remember",
     "remembered",
+    "with_binary",
 ]
 
 TIMEOUT_ENV = "ACCELCORE_OPENCL_BUILD_TIMEOUT_S"
@@ -114,6 +117,8 @@ class Verdict:
     """Set for a limit verdict: the limits it ran under."""
     lasting: bool = False
     """Worth keeping on disk (ok and crash verdicts)."""
+    binary_sha256: bytes | None = None
+    """For an ok verdict: SHA-256 of the binary built for this key (what a cached binary must hash to)."""
 
     def error(self) -> BackendError:
         assert self.kind is not None
@@ -123,7 +128,8 @@ class Verdict:
 
 
 _OK = Verdict(True, lasting=True)
-_verdicts: dict[bytes, Verdict] = {}
+MEMORY_VERDICTS = 4096
+_verdicts: OrderedDict[bytes, Verdict] = OrderedDict()
 _lock = threading.Lock()
 _children = 0
 
@@ -140,7 +146,7 @@ def clear_memory() -> None:
 
 
 def _name(key: binary_cache.CacheKey) -> bytes:
-    return hashlib.sha256(key[0] + b"".join(word.to_bytes(4, "little") for word in key[1])).digest()
+    return binary_cache.key_digest(key)
 
 
 def _disk_file(name: bytes) -> str | None:
@@ -156,22 +162,38 @@ def remembered(key: binary_cache.CacheKey, limits: BuildLimits) -> Verdict | Non
     if verdict is None:
         verdict = _read_disk(name)
         if verdict is not None:
-            with _lock:
-                _verdicts[name] = verdict
+            _keep(name, verdict)
     if verdict is not None and verdict.limits is not None and not limits.covers(verdict.limits):
         return None  # stopped by a limit that has since been raised: try again
     return verdict
 
 
-def remember(key: binary_cache.CacheKey, verdict: Verdict) -> None:
-    name = _name(key)
+def _keep(name: bytes, verdict: Verdict) -> None:
     with _lock:
         _verdicts[name] = verdict
+        _verdicts.move_to_end(name)
+        while len(_verdicts) > MEMORY_VERDICTS:
+            _verdicts.popitem(last=False)
+
+
+def with_binary(verdict: Verdict, binary: bytes) -> Verdict:
+    """``verdict`` recording that ``binary`` is what its key builds to."""
+    return replace(verdict, binary_sha256=hashlib.sha256(binary).digest())
+
+
+def remember(key: binary_cache.CacheKey, verdict: Verdict) -> None:
+    name = _name(key)
+    _keep(name, verdict)
     path = _disk_file(name)
     if path is None or not verdict.lasting:
         return
-    record = {"key": name.hex(), "ok": verdict.ok, "kind": verdict.kind.name if verdict.kind else None}
-    record["message"] = verdict.message
+    record = {
+        "key": name.hex(),
+        "ok": verdict.ok,
+        "kind": verdict.kind.name if verdict.kind else None,
+        "message": verdict.message,
+        "binary_sha256": verdict.binary_sha256.hex() if verdict.binary_sha256 else None,
+    }
     try:
         os.makedirs(os.path.dirname(path), exist_ok=True)
         with tempfile.NamedTemporaryFile("w", dir=os.path.dirname(path), prefix=".tmp-", delete=False) as handle:
@@ -191,7 +213,8 @@ def _read_disk(name: bytes) -> Verdict | None:
         if record.get("key") != name.hex():
             raise ValueError("another key")
         if record.get("ok") is True:
-            return _OK
+            digest = record.get("binary_sha256")
+            return replace(_OK, binary_sha256=bytes.fromhex(digest) if digest else None)
         return Verdict(False, ErrorKind[record["kind"]], str(record["message"]), lasting=True)
     except FileNotFoundError:
         return None

@@ -11,10 +11,16 @@ on the program's kernel; anything retained (binary plus retained source or
 IL) must fit ``resident_bytes`` (else RESOURCE_LIMIT). Build logs are part of
 the error message. Nothing keeps a reference to the caller's payload.
 
+OpenCL C: build options and includes are checked first (:mod:`.source_check`);
+the first build of a (source, options, entry point, device) runs in a bounded
+child (:mod:`.isolation`), whose verdict is remembered.
+
 Binary cache (:mod:`.binary_cache`): a source build stores its binary under
-(SHA-256 of source, build options and entry point; device TargetIdentity),
-in memory and on disk; a second load of the same source on the same device
-target builds from that binary instead of compiling again.
+(SHA-256 of source, build options, entry point and device UUID; device
+TargetIdentity), in memory and on disk; a second load of the same source on the
+same device builds from that binary instead of compiling again - after the
+checks a given binary gets (header; its SHA-256 must be the one the verdict
+recorded, else the probe). An entry that fails them is discarded and rebuilt.
 """
 
 from __future__ import annotations
@@ -165,11 +171,39 @@ class ProgramLoader:
     # -- module kinds -------------------------------------------------------------
 
     def _source_key(self, package: KernelPackage) -> tuple[bytes, tuple[int, ...]]:
+        """(SHA-256 of source, options, entry point and device UUID; target words): binary cache and verdicts."""
         h = hashlib.sha256()
-        for part in (package.module, package.build_options.encode("utf-8"), package.entry_point.encode("utf-8")):
+        parts = (package.module, package.build_options.encode("utf-8"), package.entry_point.encode("utf-8"))
+        for part in (*parts, self._device_uuid):
             h.update(len(part).to_bytes(8, "little"))
             h.update(part)
         return h.digest(), self.target.words
+
+    def _from_cache(
+        self, context: Any, package: KernelPackage, key: binary_cache.CacheKey, verdict: isolation.Verdict | None
+    ) -> BuiltProgram | None:
+        """The cached binary for ``key`` with a given binary's checks; None (entry discarded) if any fails."""
+        cached = binary_cache.get(key)
+        if cached is None:
+            return None
+        try:
+            if verdict is not None and not verdict.ok:
+                raise verdict.error()  # a binary cached for a source refused since: not ours
+            binaries.check_binary_header(self._family, cached)
+            if verdict is not None and verdict.binary_sha256 is not None:
+                if binaries.digest(cached) != verdict.binary_sha256:
+                    raise BackendError(ErrorKind.INCOMPATIBLE, "not the binary the isolated build made for this key")
+                binaries.trust(cached)
+            else:  # no record of what this key builds to: probe it like a given binary
+                binaries.ensure_trusted(
+                    cached, self._device_index, self._device_uuid, package.build_options, package.entry_point
+                )
+            native = self._program_from_binary(context, cached, package.build_options)
+            kernel = self._kernel(native, package)
+        except BackendError:
+            binary_cache.discard(key)
+            return None
+        return BuiltProgram(native, kernel, cached, len(cached), True)
 
     def _from_source(self, context: Any, package: KernelPackage, resident_limit: int) -> BuiltProgram:
         try:
@@ -182,16 +216,15 @@ class ProgramLoader:
             raise BackendError(ErrorKind.INVALID_ARGUMENT, f"OpenCL C source has a NUL byte at {source.index(chr(0))}")
         check_includes(source, check_build_options(package.build_options))
         key = self._source_key(package)
-        cached = binary_cache.get(key)
-        if cached is not None:
-            native = self._program_from_binary(context, cached, package.build_options)
-            return BuiltProgram(native, self._kernel(native, package), cached, len(cached), True)
+        limits = isolation.build_limits()
+        verdict = isolation.remembered(key, limits)
+        built = self._from_cache(context, package, key, verdict)
+        if built is not None:
+            return built
         if len(package.module) > resident_limit:
             raise _resource_limit("the retained OpenCL C source", len(package.module), resident_limit)
         # The first build of this (source, options, entry point, device) runs in a bounded child: a
         # driver crash or hang there is a verdict, not the end of this process (isolation.py).
-        limits = isolation.build_limits()
-        verdict = isolation.remembered(key, limits)
         built_binary = None
         if verdict is None:
             verdict, built_binary = isolation.isolated_build(
@@ -202,11 +235,16 @@ class ProgramLoader:
                 package.entry_point,
                 limits,
             )
-            isolation.remember(key, verdict)
+            if not verdict.ok:
+                isolation.remember(key, verdict)
         if not verdict.ok:
             raise verdict.error()
         if built_binary is not None:
-            binaries.check_binary_header(self._family, built_binary)
+            try:
+                binaries.check_binary_header(self._family, built_binary)
+            except BackendError:
+                built_binary = None  # the verdict stands; build here instead
+        if built_binary is not None:
             binaries.trust(built_binary)  # built and loaded cleanly in the child
             native = self._program_from_binary(context, built_binary, package.build_options)
             binary = built_binary
@@ -218,6 +256,8 @@ class ProgramLoader:
             binary = self._binary_of(native)
         binaries.trust(binary)
         binary_cache.put(key, binary)
+        if verdict.binary_sha256 != binaries.digest(binary):
+            isolation.remember(key, isolation.with_binary(verdict, binary))
         return BuiltProgram(native, self._kernel(native, package), binary, len(binary) + len(package.module), False)
 
     def _from_binary(self, context: Any, package: KernelPackage, resident_limit: int) -> BuiltProgram:
