@@ -11,7 +11,8 @@ in-process driver only when it is *trusted*:
    ``poclbin`` magic; rusticl: version-1 header whose length field matches
    and whose payload is SPIR-V; Intel's CPU runtime: the ELF container below)
    - else INCOMPATIBLE; a rusticl SPIR-V body that accelcore's inspector
-   finds malformed is INVALID_ARGUMENT; other families get no header check
+   finds malformed, or whose functions call each other in a cycle (rusticl
+   segfaults on those in clCreateKernel), is INVALID_ARGUMENT; other families get no header check
    and rely on step 3;
 3. its SHA-256 is one this process produced itself (a source build) or one
    that already loaded cleanly in an isolated probe process
@@ -116,11 +117,19 @@ def check_binary_header(family: str, binary: bytes) -> None:
         if magic != _SPIRV_MAGIC or body % 4:
             raise _incompatible("the rusticl binary body is not SPIR-V")
         try:
-            inspect_spirv(binary[_RUSTICL_HEADER.size :])
+            module = inspect_spirv(binary[_RUSTICL_HEADER.size :])
         except BackendError as exc:
             raise BackendError(
                 ErrorKind.INVALID_ARGUMENT, f"device binary refused: its SPIR-V body is malformed ({exc.message})"
             ) from None
+        if module.recursive_functions:
+            # Mesa 22.3.6 rusticl segfaults in clCreateKernel on a call cycle (measured 2026-12-01).
+            raise BackendError(
+                ErrorKind.INVALID_ARGUMENT,
+                "device binary refused before the driver saw it: its SPIR-V calls functions recursively "
+                f"(function ids {list(module.recursive_functions[:8])}), which OpenCL C forbids and on which "
+                "rusticl crashes",
+            )
     elif family == "intel-cpu":
         _check_intel_cpu_elf(binary)
 

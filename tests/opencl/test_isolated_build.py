@@ -149,3 +149,38 @@ def test_a_huge_kernel_is_stopped_at_the_default_limit(entry: Any) -> None:
         assert "limit" in answer["message"]
     else:
         assert answer["kind"] in (None, "RESOURCE_LIMIT"), answer
+
+
+BINARY_OF_RECURSIVE = """
+import os, sys
+os.environ.setdefault("RUSTICL_ENABLE", "swrast")
+import pyopencl as cl
+from pyopencl import _cl
+device = [d for p in cl.get_platforms() for d in p.get_devices() if "rusticl" in p.name.lower()][0]
+program = _cl._Program(cl.Context([device]), sys.stdin.read())
+program._build(options=b"", devices=[device])  # builds; only clCreateKernel crashes
+print(bytes(program.get_info(cl.program_info.BINARIES)[0]).hex())
+"""
+
+
+def test_a_recursive_rusticl_binary_is_refused_before_any_driver(
+    entry: Any, rig: Any, make_package: Any, raises_kind: Any
+) -> None:
+    import dataclasses
+    import subprocess
+    import sys
+
+    from accelcore.package import ModuleKind
+
+    if entry.native["tag"] != "rusticl":
+        pytest.skip("a rusticl binary (header + SPIR-V) is what accelcore can inspect")
+    done = subprocess.run(
+        [sys.executable, "-P", "-c", BINARY_OF_RECURSIVE], input=RECURSIVE.encode(), capture_output=True, check=True
+    )
+    binary = bytes.fromhex(done.stdout.decode().split()[-1])
+    package = dataclasses.replace(
+        make_package(), module_kind=ModuleKind.OPENCL_BINARY, module=binary, target=rig.accel.binary_target
+    )
+    with raises_kind(ErrorKind.INVALID_ARGUMENT) as info:  # before: the probe child's SIGSEGV
+        rig.load(package)
+    assert "calls functions recursively" in info.value.message and "before the driver saw it" in info.value.message
