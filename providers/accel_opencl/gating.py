@@ -38,7 +38,7 @@ unit: a released kernel flushed together with the closed gate behind it never ru
 
 Status reads that block (rusticl): rusticl holds a kernel event's lock while the kernel runs, so
 ``clGetEventInfo`` (and ``clSetEventCallback``) on a running kernel's event waits for the kernel to
-end (measured 2026-12-02: 0.1-4 s reads). On such a driver every flushed batch of released kernels
+end (measured 2026-12-01: 0.1-4 s reads). On such a driver every flushed batch of released kernels
 is followed by one marker (``clEnqueueMarkerWithWaitList``, no wait list: it ends after everything
 before it); polls and callbacks watch the marker, which never blocks, and read the kernel's own
 status only once the marker has ended.
@@ -71,7 +71,7 @@ _CL_COMPLETE = 0
 WINDOW = 16
 """Default driver window: submissions per queue handed to the driver and not yet seen to end.
 
-Chosen from the sustained-submission runs of 2026-12-02 (docs/opencl.md, "The driver window"):
+Chosen from the sustained-submission runs of 2026-12-01 (docs/opencl.md, "The driver window"):
 enough that the driver does not run dry while the caller sleeps between polls (a 50-100 us
 back-off sleep is 10-20 tiny PoCL kernels), few enough that a caller with more in flight keeps
 all but 16 cancellable."""
