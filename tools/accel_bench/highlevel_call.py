@@ -1,4 +1,4 @@
-"""Item 8: the high-level call (issue 13 item 5).
+"""Item 7: the high-level call (issue 13 item 5).
 
 ``accelcore.highlevel`` (docs/python.md) against the call a user of the peer library writes, on
 the same device, the same SAXPY (``y = a * x + y``, f32) and the same problem sizes, in one

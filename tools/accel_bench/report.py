@@ -109,7 +109,7 @@ def _reload_section(reload: dict[str, Any]) -> list[str]:
 
 
 def _highlevel_section(result: dict[str, Any]) -> list[str]:
-    """Item 8: the high-level call against the peer library's call (µs; time ratios of medians)."""
+    """Item 7: the high-level call against the peer library's call (µs; time ratios of medians)."""
     peer = result.get("peer", "peer")
     out = [
         f"### High-level call against {peer} (µs, median and min-max; interleaved rounds)",
