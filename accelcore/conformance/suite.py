@@ -34,6 +34,7 @@ def run(
     progress: Callable[[CaseResult], None] | None = None,
     *,
     select: Collection[str] | None = None,
+    on_start: Callable[[str], None] | None = None,
     wait_limit_s: float = DEFAULT_WAIT_LIMIT_S,
     device: Mapping[str, str] | None = None,
 ) -> Report:
@@ -41,7 +42,8 @@ def run(
 
     ``factory()`` must return a fresh provider instance on every call.
     ``select``: run only these case ids (or id prefixes ending in ``.``).
-    ``progress`` is called with each result as soon as it is known.
+    ``progress`` is called with each result as soon as it is known; ``on_start`` with a case's id just
+    before it runs (``accel conformance`` uses it to know which case a dead or stuck worker was running).
     """
     started = time.perf_counter()
     extra = list(extra_cases)
@@ -67,6 +69,8 @@ def run(
     for case in [*cases, ACCOUNTING_CASE]:
         if not _selected(case.id, select):
             continue
+        if on_start is not None:
+            on_start(case.id)
         result = _run_case(
             case, factory, target, hooks, info, probe_problem, wait_limit_s, accounting, case.id in standard_ids
         )

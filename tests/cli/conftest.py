@@ -20,6 +20,7 @@ _FAMILIES = {
     "crashing": "accel_cli_testfamilies:crashing",
     "badmeta": "accel_cli_testfamilies:badmeta",
     "hanging": "accel_cli_testfamilies:hanging",
+    "cases": "accel_cli_testfamilies:cases",
 }
 
 AccelRun = Callable[..., subprocess.CompletedProcess[str]]

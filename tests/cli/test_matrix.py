@@ -78,7 +78,16 @@ def test_verdicts(expectations) -> None:
     assert rusticl.cell("event.cancellation-races").expectation["reason"] == "rusticl keeps a gated kernel QUEUED"
     assert matrix.ok(strict=False)
     assert not matrix.ok(strict=True)
-    assert matrix.counts() == {"pass": 3, "fail": 0, "skip": 1, "xfail": 1, "xpass": 1}
+    assert matrix.counts() == {
+        "pass": 3,
+        "fail": 0,
+        "timeout": 0,
+        "crash": 0,
+        "flake": 0,
+        "skip": 1,
+        "xfail": 1,
+        "xpass": 1,
+    }
 
 
 def test_unexpected_failure_without_expectations() -> None:

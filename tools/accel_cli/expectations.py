@@ -10,6 +10,10 @@ Format (TOML; a ``.json`` file with the same structure is accepted too)::
 
 Every key is required; unknown keys are refused, so a typo cannot silently
 disable an expectation.
+
+Known flaky cells (``accel conformance --retries``) use the same four keys under ``[[flake]]``: a case
+that fails and then passes on a retry is ``flake`` either way, but only an unlisted flake fails a
+``--strict`` run.
 """
 
 from __future__ import annotations
@@ -33,6 +37,7 @@ __all__ = [
     "check_providers",
     "load_expectations",
     "match_expectation",
+    "match_flake",
 ]
 
 _KEYS = ("device", "case", "reason", "date")
@@ -55,23 +60,28 @@ class Expectation:
     source: str
     selector: Selector
     number: int = 0
+    kind: str = "expected-failure"
+    """``expected-failure`` or ``flake`` (the TOML table name)."""
 
     @property
     def where(self) -> str:
         """How an error names the entry: its file, number and device/case."""
-        return f"{self.source}: expected-failure #{self.number} (device {self.device!r}, case {self.case!r})"
+        return f"{self.source}: {self.kind} #{self.number} (device {self.device!r}, case {self.case!r})"
 
     def matches(self, device: DeviceLike, case_id: str) -> bool:
         return self.selector.matches(device) and fnmatch.fnmatchcase(case_id, self.case)
 
     def to_json(self) -> dict[str, str]:
-        return {
+        out = {
             "device": self.device,
             "case": self.case,
             "reason": self.reason,
             "date": self.date,
             "source": self.source,
         }
+        if self.kind != "expected-failure":
+            out["kind"] = self.kind
+        return out
 
 
 def _date(value: Any, where: str) -> str:
@@ -91,15 +101,23 @@ def parse_expectations(document: Any, source: str) -> list[Expectation]:
     """Expectations from a parsed TOML/JSON document."""
     if not isinstance(document, dict):
         raise ExpectationError(f"{source}: top level must be a table with [[expected-failure]] entries")
-    unknown_top = set(document) - {"expected-failure"}
+    unknown_top = set(document) - {"expected-failure", "flake"}
     if unknown_top:
-        raise ExpectationError(f"{source}: unknown top-level key(s) {sorted(unknown_top)}; use [[expected-failure]]")
-    entries = document.get("expected-failure", [])
+        raise ExpectationError(
+            f"{source}: unknown top-level key(s) {sorted(unknown_top)}; use [[expected-failure]] (or [[flake]])"
+        )
+    result: list[Expectation] = []
+    for kind in ("expected-failure", "flake"):
+        result += _parse_entries(document.get(kind, []), source, kind)
+    return result
+
+
+def _parse_entries(entries: Any, source: str, kind: str) -> list[Expectation]:
     if not isinstance(entries, list):
-        raise ExpectationError(f"{source}: expected-failure must be an array of tables ([[expected-failure]])")
+        raise ExpectationError(f"{source}: {kind} must be an array of tables ([[{kind}]])")
     result: list[Expectation] = []
     for number, entry in enumerate(entries, start=1):
-        where = f"{source}: expected-failure #{number}"
+        where = f"{source}: {kind} #{number}"
         if not isinstance(entry, dict):
             raise ExpectationError(f"{where} is not a table")
         missing = [k for k in _KEYS if k not in entry]
@@ -121,7 +139,14 @@ def parse_expectations(document: Any, source: str) -> list[Expectation]:
             raise ExpectationError(f"{where}: {exc.message}") from None
         result.append(
             Expectation(
-                entry["device"], entry["case"], entry["reason"], _date(entry["date"], where), source, selector, number
+                entry["device"],
+                entry["case"],
+                entry["reason"],
+                _date(entry["date"], where),
+                source,
+                selector,
+                number,
+                kind,
             )
         )
     return result
@@ -143,9 +168,17 @@ def load_expectations(path: Path) -> list[Expectation]:
 
 
 def match_expectation(expectations: Sequence[Expectation], device: DeviceLike, case_id: str) -> Expectation | None:
-    """The first expectation covering ``case_id`` on ``device``."""
+    """The first expected failure covering ``case_id`` on ``device``."""
     for expectation in expectations:
-        if expectation.matches(device, case_id):
+        if expectation.kind == "expected-failure" and expectation.matches(device, case_id):
+            return expectation
+    return None
+
+
+def match_flake(expectations: Sequence[Expectation], device: DeviceLike, case_id: str) -> Expectation | None:
+    """The first ``[[flake]]`` entry covering ``case_id`` on ``device``."""
+    for expectation in expectations:
+        if expectation.kind == "flake" and expectation.matches(device, case_id):
             return expectation
     return None
 
@@ -188,3 +221,30 @@ def check_cases(expectations: Sequence[Expectation], case_ids: dict[str, Sequenc
             f"{expectation.where}: case {expectation.case!r} matches no case id of "
             f"{provider or 'any provider'}; valid: {', '.join(known)} (or {WORKER_CASE!r}; fnmatch globs allowed)"
         )
+
+
+def _toml_string(text: str) -> str:
+    return json.dumps(text, ensure_ascii=False)
+
+
+def device_selector_for(device: DeviceLike) -> str:
+    """A selector naming ``device`` by provider and exact name (glob characters escaped), so a baseline
+    written on one machine matches the same device model elsewhere."""
+    escaped = "".join(f"[{c}]" if c in "*?[" else c for c in device.name)
+    return f"{device.provider}:{escaped}"
+
+
+def baseline_toml(entries: Sequence[tuple[str, str, str]], date: str, header: str = "") -> str:
+    """``[[expected-failure]]`` entries for (device selector, case id, reason), as ``--expect`` reads them."""
+    lines = [f"# {line}" for line in header.splitlines()]
+    for device, case, reason in entries:
+        first = reason.strip().splitlines()[0] if reason.strip() else "failed (no reason given)"
+        lines += [
+            "",
+            "[[expected-failure]]",
+            f"device = {_toml_string(device)}",
+            f"case = {_toml_string(case)}",
+            f"reason = {_toml_string(first[:300])}",
+            f"date = {date}",
+        ]
+    return "\n".join(lines).lstrip("\n") + "\n"

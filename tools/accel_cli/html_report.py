@@ -16,11 +16,23 @@ th.case{text-align:left;font-family:ui-monospace,monospace;font-weight:normal}
 thead th{background:#f2f2f2;vertical-align:bottom}
 .pass{background:#d4f7d4}.fail{background:#f9c0c0;font-weight:bold}.skip{background:#eee;color:#666}
 .xfail{background:#fde8b0}.xpass{background:#c9e3ff;font-weight:bold}.none{color:#aaa}
+.timeout,.crash{background:#f7a0a0;font-weight:bold}.flake{background:#ecd2f7}
 dt{font-family:ui-monospace,monospace;margin-top:.6rem}dd{white-space:pre-wrap;margin-left:1.5rem}
 .ok{color:#176f2c}.bad{color:#a11}
 """
 
-_SYMBOL = {"pass": "pass", "fail": "FAIL", "skip": "skip", "xfail": "xfail", "xpass": "XPASS"}
+_SYMBOL = {
+    "pass": "pass",
+    "fail": "FAIL",
+    "timeout": "TIMEOUT",
+    "crash": "CRASH",
+    "flake": "flake",
+    "skip": "skip",
+    "xfail": "xfail",
+    "xpass": "XPASS",
+}
+SLOWEST = 10
+"""How many of the slowest cells the page lists."""
 
 
 def matrix_to_html(matrix: Matrix, *, strict: bool = False, title: str = "accel conformance") -> str:
@@ -64,12 +76,33 @@ def matrix_to_html(matrix: Matrix, *, strict: bool = False, title: str = "accel 
                 f'<td class="{esc(cell.verdict)}" title="{esc(reason)}">'
                 f"{_SYMBOL.get(cell.verdict, esc(cell.verdict))}{measured}</td>"
             )
+            for number, attempt in enumerate(cell.attempts, start=1):
+                reason += f"\nattempt {number}: {attempt.get('status')} {attempt.get('reason', '')}".rstrip()
             if cell.verdict != "pass" and reason:
                 notes.append(f"<dt>{esc(run.label)} · {esc(case_id)} · {esc(cell.verdict)}</dt><dd>{esc(reason)}</dd>")
         parts.append("</tr>")
     parts.append("</tbody></table>")
     if notes:
         parts.append("<h2>Reasons</h2><dl>" + "".join(notes) + "</dl>")
+    slowest = sorted(
+        (
+            (cell.duration_s, run.label or run.device.device_id, cell.id, cell.verdict)
+            for run in matrix.runs
+            for cell in run.cases
+        ),
+        key=lambda row: (-row[0], row[1], row[2]),
+    )[:SLOWEST]
+    if slowest:
+        parts.append(
+            '<h2>Slowest cases</h2><table class="slowest"><thead><tr><th>seconds</th><th>device</th>'
+            "<th>case</th><th>verdict</th></tr></thead><tbody>"
+        )
+        for seconds, label, case_id, verdict in slowest:
+            parts.append(
+                f"<tr><td>{seconds:.3f}</td><td>{esc(label)}</td><td>{esc(case_id)}</td>"
+                f'<td class="{esc(verdict)}">{esc(verdict)}</td></tr>'
+            )
+        parts.append("</tbody></table>")
     parts.append("<h2>Devices</h2><ul>")
     for run in matrix.runs:
         parts.append(

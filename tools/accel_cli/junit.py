@@ -3,7 +3,11 @@
 Mapping: fail → ``failure``; the synthetic ``worker`` case of a crashed or
 timed-out run → ``error``; skip → ``skipped``; xfail → ``skipped`` with
 type ``xfail`` and the expectation; xpass → passes, or ``failure`` of type
-``xpass`` under ``--strict``.
+``xpass`` under ``--strict``; timeout (past --case-timeout) and crash (the worker
+died in the case) → ``error`` of that type; flake (failed, then passed on a
+retry) → passes with a ``flakyFailure`` per failed attempt (the Maven Surefire
+element CI tools read) and ``system-out`` saying so, or ``failure`` of type
+``flake`` under ``--strict`` unless a ``[[flake]]`` entry lists it.
 """
 
 from __future__ import annotations
@@ -45,7 +49,31 @@ def matrix_to_junit(matrix: Matrix, *, strict: bool = False) -> str:
                 "testcase",
                 {"classname": f"conformance.{label}", "name": case.id, "time": f"{case.duration_s:.6f}"},
             )
-            if case.verdict == "fail" and case.id == WORKER_CASE:
+            if case.verdict in ("timeout", "crash"):
+                counts["errors"] += 1
+                node = ElementTree.SubElement(
+                    element, "error", {"type": case.verdict, "message": _first_line(case.reason, case.verdict)}
+                )
+                node.text = case.reason
+            elif case.verdict == "flake":
+                if strict and not case.expectation:
+                    counts["failures"] += 1
+                    node = ElementTree.SubElement(
+                        element, "failure", {"type": "flake", "message": _first_line(case.reason, "flaky")}
+                    )
+                    node.text = case.reason
+                for attempt in case.attempts:
+                    if attempt.get("status") == "passed":
+                        continue
+                    reason = str(attempt.get("reason", ""))
+                    node = ElementTree.SubElement(
+                        element,
+                        "flakyFailure",
+                        {"type": str(attempt.get("status")), "message": _first_line(reason, "failed")},
+                    )
+                    node.text = reason
+                ElementTree.SubElement(element, "system-out").text = case.reason
+            elif case.verdict == "fail" and case.id == WORKER_CASE:
                 counts["errors"] += 1
                 node = ElementTree.SubElement(
                     element, "error", {"type": run.outcome, "message": _first_line(case.reason, run.outcome)}

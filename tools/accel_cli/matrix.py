@@ -25,7 +25,7 @@ from typing import Any
 
 import accelcore
 
-from .expectations import Expectation, match_expectation
+from .expectations import Expectation, match_expectation, match_flake
 
 __all__ = [
     "MATRIX_FORMAT",
@@ -42,8 +42,10 @@ __all__ = [
 
 MATRIX_FORMAT = "accel-conformance-matrix/1"
 WORKER_CASE = "worker"
-VERDICTS = ("pass", "fail", "skip", "xfail", "xpass")
-OUTCOMES = ("completed", "crashed", "timeout", "unavailable")
+VERDICTS = ("pass", "fail", "timeout", "crash", "flake", "skip", "xfail", "xpass")
+FAILING_VERDICTS = ("fail", "timeout", "crash")
+"""Unexpected failures: ``timeout`` ran past --case-timeout, ``crash`` killed its worker."""
+OUTCOMES = ("completed", "crashed", "timeout", "unavailable", "stopped")
 
 
 class MatrixFormatError(ValueError):
@@ -102,6 +104,8 @@ class CaseCell:
     expectation: Mapping[str, str] | None = None
     metrics: Mapping[str, Any] = field(default_factory=dict)
     """What the case measured (the numerics suite: max error, limit, worst input; ``cell`` is its short text)."""
+    attempts: tuple[Mapping[str, Any], ...] = ()
+    """Every outcome of a rerun case (--retries), first attempt first: a ``flake`` failed, then passed."""
 
     @property
     def measured(self) -> str:
@@ -119,6 +123,8 @@ class CaseCell:
         }
         if self.metrics:
             out["metrics"] = dict(self.metrics)
+        if self.attempts:
+            out["attempts"] = [dict(a) for a in self.attempts]
         return out
 
     @classmethod
@@ -132,6 +138,7 @@ class CaseCell:
             verdict=str(data.get("verdict", "")),
             expectation={str(k): str(v) for k, v in expectation.items()} if expectation else None,
             metrics=dict(data.get("metrics") or {}),
+            attempts=tuple(dict(a) for a in data.get("attempts") or ()),
         )
 
 
@@ -147,9 +154,15 @@ class DeviceRun:
     exit_code: int | None = 0
     duration_s: float = 0.0
     label: str = ""
+    shard: str = ""
+    """``I/N`` when the run was one shard (--shard); --merge folds a device's shards into one run."""
+    case_order: tuple[str, ...] = ()
+    """A shard's full case order (every shard's cases), so a merge restores the unsharded order."""
 
     def to_json(self) -> dict[str, Any]:
+        sharded = {"shard": self.shard, "case_order": list(self.case_order)} if self.shard else {}
         return {
+            **sharded,
             "label": self.label or self.device.device_id,
             "host": self.host,
             "device": self.device.to_json(),
@@ -171,6 +184,8 @@ class DeviceRun:
             exit_code=None if data.get("exit_code") is None else int(data["exit_code"]),
             duration_s=float(data.get("duration_s", 0.0)),
             label=str(data.get("label", "")),
+            shard=str(data.get("shard", "")),
+            case_order=tuple(str(c) for c in data.get("case_order", ())),
         )
 
     def cell(self, case_id: str) -> CaseCell | None:
@@ -185,7 +200,11 @@ def _verdict(status: str, expected: bool) -> str:
         return "xpass" if expected else "pass"
     if status == "skipped":
         return "skip"
-    return "xfail" if expected else "fail"
+    if status == "flake":
+        return "flake"
+    if expected:
+        return "xfail"
+    return status if status in ("timeout", "crash") else "fail"
 
 
 def classify(run: DeviceRun, expectations: Sequence[Expectation] | None) -> DeviceRun:
@@ -194,10 +213,14 @@ def classify(run: DeviceRun, expectations: Sequence[Expectation] | None) -> Devi
     for case in run.cases:
         if expectations is None:
             recorded = case.expectation
+        elif case.status == "flake":
+            known = match_flake(expectations, run.device, case.id)
+            recorded = known.to_json() if known else None
         else:
             found = match_expectation(expectations, run.device, case.id)
             recorded = found.to_json() if found else None
-        cells.append(replace(case, verdict=_verdict(case.status, recorded is not None), expectation=recorded))
+        expected = recorded is not None and recorded.get("kind", "expected-failure") != "flake"
+        cells.append(replace(case, verdict=_verdict(case.status, expected), expectation=recorded))
     return replace(run, cases=tuple(cells))
 
 
@@ -238,13 +261,26 @@ class Matrix:
         return totals
 
     def unexpected_failures(self) -> list[tuple[DeviceRun, CaseCell]]:
-        return [(run, case) for run in self.runs for case in run.cases if case.verdict == "fail"]
+        return [(run, case) for run in self.runs for case in run.cases if case.verdict in FAILING_VERDICTS]
+
+    def flakes(self, *, known: bool | None = None) -> list[tuple[DeviceRun, CaseCell]]:
+        """Cells that failed and then passed on a retry; ``known``: only those a [[flake]] entry covers (True)
+        or only those none covers (False)."""
+        return [
+            (run, case)
+            for run in self.runs
+            for case in run.cases
+            if case.verdict == "flake" and (known is None or (case.expectation is not None) == known)
+        ]
 
     def unexpected_passes(self) -> list[tuple[DeviceRun, CaseCell]]:
         return [(run, case) for run in self.runs for case in run.cases if case.verdict == "xpass"]
 
     def ok(self, *, strict: bool) -> bool:
-        return not self.unexpected_failures() and not (strict and self.unexpected_passes())
+        """No unexpected failure; under ``strict`` also no XPASS and no flake a [[flake]] entry does not cover."""
+        return not self.unexpected_failures() and not (
+            strict and (self.unexpected_passes() or self.flakes(known=False))
+        )
 
     def reclassified(self, expectations: Sequence[Expectation] | None) -> Matrix:
         return replace(self, runs=tuple(classify(run, expectations) for run in self.runs))
@@ -263,6 +299,7 @@ class Matrix:
                 "devices": len(self.runs),
                 "unexpected_failures": len(self.unexpected_failures()),
                 "unexpected_passes": len(self.unexpected_passes()),
+                "unknown_flakes": len(self.flakes(known=False)),
             },
             "case_ids": self.case_ids,
             "runs": [run.to_json() for run in self.runs],
@@ -319,8 +356,58 @@ def load_matrix(path: Path) -> Matrix:
     return matrix_from_json(document, str(path))
 
 
+def _fold_shards(runs: Sequence[DeviceRun]) -> DeviceRun:
+    """One device's shard runs as the run an unsharded run would have been: cells in the full case order,
+    the accounting case (run in every shard) failed when any shard's copy failed."""
+    first = runs[0]
+    order = list(first.case_order)
+    cells: dict[str, CaseCell] = {}
+    for run in runs:
+        for cell in run.cases:
+            if cell.id not in cells:
+                cells[cell.id] = cell
+                continue
+            old = cells[cell.id]
+            if old.status == "passed" and cell.status != "passed":
+                cells[cell.id] = cell
+            elif cell.status not in ("passed", "skipped") and old.status not in ("passed", "skipped"):
+                cells[cell.id] = replace(old, reason="; ".join(r for r in (old.reason, cell.reason) if r))
+    ordered = [cells.pop(c) for c in order if c in cells]
+    workers = [cells.pop(WORKER_CASE)] if WORKER_CASE in cells else []
+    ordered += list(cells.values()) + workers
+    outcomes = [run.outcome for run in runs if run.outcome != "completed"]
+    shards = sorted({run.shard for run in runs})
+    hosts = sorted({run.host for run in runs})
+    detail = "; ".join(f"shard {run.shard}: {run.detail}" for run in runs if run.detail)
+    return DeviceRun(
+        device=first.device,
+        host=hosts[0] if len(hosts) == 1 else ",".join(hosts),
+        outcome=outcomes[0] if outcomes else "completed",
+        cases=tuple(ordered),
+        detail=(f"merged from shards {', '.join(shards)}" + (f"; {detail}" if detail else "")),
+        exit_code=next((run.exit_code for run in runs if run.exit_code), runs[0].exit_code),
+        duration_s=sum(run.duration_s for run in runs),
+    )
+
+
 def merge(matrices: Sequence[Matrix]) -> Matrix:
-    """All runs of all matrices as one matrix (labels made unique across hosts)."""
-    runs = [run for matrix in matrices for run in matrix.runs]
+    """All runs of all matrices as one matrix (labels made unique across hosts). Runs of one device from
+    ``--shard I/N`` reports (same N, any host) fold into one run whose cells equal an unsharded run's."""
+    runs: list[DeviceRun] = []
+    groups: dict[tuple[str, bytes, str], list[DeviceRun]] = {}
+    for matrix in matrices:
+        for run in matrix.runs:
+            if run.shard:
+                key = (run.device.device_id, run.device.uuid, run.shard.partition("/")[2])
+                if key not in groups:
+                    groups[key] = []
+                    runs.append(run)
+                groups[key].append(run)
+            else:
+                runs.append(run)
+    runs = [
+        _fold_shards(groups[(r.device.device_id, r.device.uuid, r.shard.partition("/")[2])]) if r.shard else r
+        for r in runs
+    ]
     sources = tuple(source for matrix in matrices for source in matrix.sources)
     return Matrix(runs=with_unique_labels(runs), generated=now_iso(), sources=sources)

@@ -5,7 +5,9 @@
 to ``--events FILE`` and flushes after each, so the parent sees progress and
 keeps every case result reported before a crash:
 
-    {"event": "start", "device": {...}, "cases": [...selected ids...], "available": [...every id...]}
+    {"event": "start", "device": {...}, "cases": [...ids to run...], "available": [...every id...],
+     "order": [...selected ids before --plan's shard/skips/only...], "skipped": [[id, reason], ...]}
+    {"event": "case-start", "id": ...}           (just before a case runs)
     {"event": "case", "result": {"id": ..., "status": ..., "reason": ..., ...}}
     {"event": "done", "report": {...accelcore conformance report...}}
     {"event": "error", "message": "..."}        (the suite could not start)
@@ -17,10 +19,11 @@ the device could not be found or set up (an ``error`` event says why).
 from __future__ import annotations
 
 import argparse
+import fnmatch
 import json
 import sys
 import traceback
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import IO, Any
 
 from .environment import apply_defaults
@@ -58,6 +61,7 @@ def run_worker(
     select: Sequence[str] | None,
     suite_name: str = "all",
     quick: bool = False,
+    plan: Mapping[str, Any] | None = None,
 ) -> int:
     from accelcore.conformance import suite
     from accelcore.conformance.numerics import is_quick
@@ -86,7 +90,34 @@ def run_worker(
         planned = [case.id for case in numerics]
     if select:
         planned = [c for c in planned if any(c == s or (s.endswith(".") and c.startswith(s)) for s in select)]
-    _emit(events, {"event": "start", "device": _device_json(entry), "cases": planned, "available": available})
+    order, skipped = list(planned), []
+    plan = plan or {}
+    if plan.get("shard"):
+        from .shard import Shard, device_key
+
+        shard = Shard.from_json(plan["shard"])
+        key = device_key(entry.uuid.hex(), entry.device_id)
+        planned = [c for c in planned if shard.keeps(key, c)]
+    for pattern, why in plan.get("skip", []):
+        hit = [c for c in planned if _skip_matches(c, str(pattern))]
+        skipped += [[c, str(why)] for c in hit]
+        planned = [c for c in planned if c not in hit]
+    if plan.get("only") is not None:
+        planned = [c for c in planned if c in set(plan["only"])]
+    _emit(
+        events,
+        {
+            "event": "start",
+            "device": _device_json(entry),
+            "cases": planned,
+            "available": available,
+            "order": order,
+            "skipped": skipped,
+        },
+    )
+    if not planned:
+        _emit(events, {"event": "done", "report": {"cases": []}})
+        return 0
     report = suite.run(
         setup.factory,
         setup.target,
@@ -94,10 +125,20 @@ def run_worker(
         extra,
         progress=lambda result: _emit(events, {"event": "case", "result": result.to_dict()}),
         select=planned,
+        on_start=lambda case_id: _emit(events, {"event": "case-start", "id": case_id}),
         device={"device_id": entry.device_id, "name": entry.name, "provider": entry.provider},
     )
     _emit(events, {"event": "done", "report": report.to_dict()})
     return 0
+
+
+def _skip_matches(case_id: str, pattern: str) -> bool:
+    """A --skip pattern: an id, a prefix ending in '.', or an fnmatch glob."""
+    return (
+        case_id == pattern
+        or (pattern.endswith(".") and case_id.startswith(pattern))
+        or (fnmatch.fnmatchcase(case_id, pattern))
+    )
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -109,10 +150,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--select", action="append", help="run only this case id (or id prefix ending in '.')")
     parser.add_argument("--suite", choices=SUITES, default="all", help="which cases (default: all)")
     parser.add_argument("--quick", action="store_true", help="only the quick subset of the numerics suite")
+    parser.add_argument("--plan", help="JSON file: shard, skip patterns, exact ids to run (accel conformance)")
     args = parser.parse_args(argv)
+    plan = None
+    if args.plan:
+        with open(args.plan, encoding="utf-8") as handle:
+            plan = json.load(handle)
     with open(args.events, "a", encoding="utf-8") as events:
         try:
-            return run_worker(args.device, args.uuid, events, args.select, args.suite, args.quick)
+            return run_worker(args.device, args.uuid, events, args.select, args.suite, args.quick, plan)
         except Exception as exc:
             _emit(events, {"event": "error", "message": f"worker failed: {type(exc).__name__}: {exc}"})
             traceback.print_exc(file=sys.stderr)

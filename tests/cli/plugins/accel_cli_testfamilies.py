@@ -15,6 +15,12 @@ with this folder on PYTHONPATH, so users never see them:
   call stuck behind a kernel it cannot stop); it first starts a ``sleep``
   grandchild in its own process group and writes its pid to
   ``$ACCEL_TEST_HANG_PIDFILE``, so a test can see the whole group was killed.
+- ``cases``: the reference device with test-only cases named by
+  ``$ACCEL_TEST_CASES`` (comma-separated): ``test.hang`` sleeps for ever,
+  ``test.kill-self`` writes a line to stderr and SIGKILLs its own worker,
+  ``test.fails-once`` fails the first time per ``$ACCEL_TEST_FLAKY_STATE`` file
+  (it creates the file) and passes after, ``test.always-fails`` always fails,
+  ``test.slow`` sleeps 0.3 s and passes.
 """
 
 from __future__ import annotations
@@ -139,6 +145,63 @@ class HangingFamily:
         raise AssertionError("not used")
 
 
+def _test_case(name: str) -> Any:
+    import signal
+    import sys
+    import time
+
+    from accelcore.conformance.case import CaseFailed, ConformanceCase
+
+    def hang(ctx: Any) -> None:
+        while True:
+            time.sleep(1)
+
+    def kill_self(ctx: Any) -> None:
+        sys.stderr.write("test.kill-self: about to SIGKILL my own worker\n")
+        sys.stderr.flush()
+        os.kill(os.getpid(), signal.SIGKILL)
+
+    def fails_once(ctx: Any) -> None:
+        state = os.environ["ACCEL_TEST_FLAKY_STATE"]
+        if not os.path.exists(state):
+            with open(state, "w") as handle:
+                handle.write("failed once\n")
+            raise CaseFailed("first run fails (test flake)")
+
+    def always_fails(ctx: Any) -> None:
+        raise CaseFailed("this case always fails (test)")
+
+    def slow(ctx: Any) -> None:
+        time.sleep(0.3)
+
+    bodies = {
+        "hang": hang,
+        "kill-self": kill_self,
+        "fails-once": fails_once,
+        "always-fails": always_fails,
+        "slow": slow,
+    }
+    return ConformanceCase(f"test.{name}", bodies[name], mandatory=False)
+
+
+class CasesFamily:
+    name = "cases"
+
+    def discover(self) -> list[DeviceEntry]:
+        return [DeviceEntry(self.name, 0, "Reference with test cases", b"\xee" * 16, {"kind": "test cases"})]
+
+    def open(self, entry: DeviceEntry) -> Any:
+        import accelcore.testing as testing
+
+        return testing.ReferenceAccelerator()
+
+    def conformance(self, entry: DeviceEntry) -> ConformanceSetup:
+        setup = _reference_setup()
+        names = [n.strip() for n in os.environ.get("ACCEL_TEST_CASES", "").split(",") if n.strip()]
+        extra = [_test_case(n.removeprefix("test.")) for n in names]
+        return ConformanceSetup(factory=setup.factory, target=setup.target, hooks=setup.hooks, extra_cases=extra)
+
+
 class _BadMetadataDevice:
     def device_info(self) -> Any:
         from accelcore import AcceleratorClass, Capabilities, DeviceIdentity, DeviceInfo, DeviceLimits
@@ -167,3 +230,4 @@ broken = BrokenFamily()
 missing = MissingFamily()
 crashing = CrashingFamily()
 hanging = HangingFamily()
+cases = CasesFamily()

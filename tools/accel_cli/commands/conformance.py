@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import csv
+import datetime as dt
+import io
 import json
 import sys
 from collections.abc import Sequence
@@ -19,8 +22,10 @@ from ..expectations import (
     DEFAULT_EXPECTATIONS,
     Expectation,
     ExpectationError,
+    baseline_toml,
     check_cases,
     check_providers,
+    device_selector_for,
     load_expectations,
     match_expectation,
 )
@@ -30,13 +35,32 @@ from ..inventory import discover, known_family_names
 from ..junit import matrix_to_junit
 from ..matrix import Matrix, MatrixFormatError, load_matrix, now_iso, with_unique_labels
 from ..matrix import merge as merge_matrices
-from ..orchestrate import DeviceProgress, run_devices
+from ..orchestrate import CaseOptions, DeviceProgress, run_devices
 from ..render import console, error_boundary, set_json_mode
+from ..shard import Shard, device_key, parse_shard, plan_durations
 
 __all__ = ["conformance"]
 
-_STYLE = {"pass": "green", "fail": "bold red", "skip": "dim", "xfail": "yellow", "xpass": "bold blue"}
-_TEXT = {"pass": "pass", "fail": "FAIL", "skip": "skip", "xfail": "xfail", "xpass": "XPASS"}
+_STYLE = {
+    "pass": "green",
+    "fail": "bold red",
+    "timeout": "bold red",
+    "crash": "bold red",
+    "flake": "magenta",
+    "skip": "dim",
+    "xfail": "yellow",
+    "xpass": "bold blue",
+}
+_TEXT = {
+    "pass": "pass",
+    "fail": "FAIL",
+    "timeout": "TIMEOUT",
+    "crash": "CRASH",
+    "flake": "flake",
+    "skip": "skip",
+    "xfail": "xfail",
+    "xpass": "XPASS",
+}
 
 
 class _Reporter:
@@ -130,6 +154,12 @@ def _print_matrix(matrix: Matrix, *, reasons: bool, strict: bool) -> None:
     for run, cell in passes:
         note = "" if strict else " (not an error without --strict)"
         out.print(f"  expected failure passed: {run.label} {cell.id}{note}")
+    for run, cell in matrix.flakes():
+        known = " (a known flake)" if cell.expectation else ("" if strict else " (counted as a pass without --strict)")
+        out.print(f"  flaky: {run.label} {cell.id} failed, then passed on a retry{known}")
+    stopped = [run for run in matrix.runs if run.outcome == "stopped" or "--max-fails" in run.detail]
+    if stopped:
+        out.print(f"  stopped early: {stopped[0].detail}")
 
 
 def _load_expect(values: Sequence[str], *, merge: bool) -> list[Expectation] | None:
@@ -178,6 +208,55 @@ def _write(path: str, text: str, option: str) -> None:
         raise UsageProblem(f"cannot write {path}: {exc.strerror}", argument=option) from None
 
 
+def _read_lines(path: str, option: str) -> list[tuple[int, str]]:
+    """(line number, text) of every non-empty line of ``path`` without its ``#`` comment."""
+    try:
+        text = Path(path).read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise InputRejected(f"{path}: cannot read ({getattr(exc, 'strerror', None) or exc})", argument=option) from None
+    lines = []
+    for number, line in enumerate(text.splitlines(), start=1):
+        value = line.split("#", 1)[0].strip()
+        if value:
+            lines.append((number, value))
+    return lines
+
+
+def _shard(shard_text: str | None, durations_path: str | None) -> Shard | None:
+    if shard_text is None:
+        if durations_path is not None:
+            raise UsageProblem("--durations balances shards; give --shard I/N with it", argument="--durations")
+        return None
+    try:
+        index, total = parse_shard(shard_text)
+    except ValueError as exc:
+        raise UsageProblem(str(exc), argument="--shard") from None
+    assigned: dict[str, dict[str, int]] = {}
+    if durations_path is not None:
+        try:
+            previous = load_matrix(Path(durations_path))
+        except MatrixFormatError as exc:
+            raise InputRejected(str(exc), argument="--durations") from None
+        cells = [
+            (device_key(run.device.uuid.hex(), run.device.device_id), cell.id, cell.duration_s)
+            for run in previous.runs
+            for cell in run.cases
+        ]
+        assigned = plan_durations(cells, total)
+    return Shard(index, total, assigned)
+
+
+def _csv(matrix: Matrix) -> str:
+    buffer = io.StringIO()
+    writer = csv.writer(buffer, lineterminator="\n")
+    writer.writerow(["device", "case", "status", "duration", "reason"])
+    for run in matrix.runs:
+        for cell in run.cases:
+            first = cell.reason.strip().splitlines()[0] if cell.reason.strip() else ""
+            writer.writerow([run.label or run.device.device_id, cell.id, cell.verdict, f"{cell.duration_s:.6f}", first])
+    return buffer.getvalue()
+
+
 @click.command()
 @click.argument("devices", nargs=-1, metavar="[DEVICE...]")
 @click.option(
@@ -220,6 +299,66 @@ def _write(path: str, text: str, option: str) -> None:
     "--device-timeout", default="10m", show_default=True, metavar="DURATION", help="Kill a device's worker after this."
 )
 @click.option("--jobs", default=1, show_default=True, type=click.IntRange(1, 64), help="Devices run at the same time.")
+@click.option(
+    "--shard",
+    "shard_text",
+    metavar="I/N",
+    help="Run only shard I of N of the (device, case) cells (stable across machines: a hash of the device uuid "
+    "or id and the case id); --merge the N --json reports for the whole matrix.",
+)
+@click.option(
+    "--durations",
+    "durations_path",
+    metavar="FILE",
+    help="A previous --json report: balance --shard by its recorded case durations (longest first).",
+)
+@click.option(
+    "--case-timeout",
+    default="inf",
+    show_default=True,
+    metavar="DURATION",
+    help="Kill the worker running one case past this; the cell is TIMEOUT and the next cases run in a new worker.",
+)
+@click.option(
+    "--retries",
+    default=1,
+    show_default=True,
+    type=click.IntRange(0, 10),
+    help="Rerun an unexpected failure up to N times, each in a fresh worker; a pass then makes it a flake.",
+)
+@click.option(
+    "--max-fails",
+    type=click.IntRange(1),
+    metavar="N",
+    help="Start no more cases after N unexpected failures (the rest are recorded as skipped, saying so).",
+)
+@click.option(
+    "--cases",
+    "cases_file",
+    metavar="FILE",
+    help="Run only the case ids or prefixes (ending in '.') listed in FILE, one a line; '#' starts a comment.",
+)
+@click.option(
+    "--skip",
+    "skip_patterns",
+    multiple=True,
+    metavar="PATTERN",
+    help="Do not run the cases matching PATTERN (an id, a prefix ending in '.', or a glob); they are recorded as "
+    "skip with the reason. Repeatable.",
+)
+@click.option(
+    "--skips",
+    "skips_file",
+    metavar="FILE",
+    help="Skip patterns, one a line ('#' comments); each skipped cell's reason is 'skipped by FILE:LINE'.",
+)
+@click.option(
+    "--write-baseline",
+    "baseline_path",
+    metavar="FILE",
+    help="Write the unexpected failures as an expectations file (TOML [[expected-failure]]) that --expect reads.",
+)
+@click.option("--csv", "csv_path", metavar="FILE", help="Write device,case,status,duration,reason rows; - = stdout.")
 @error_boundary
 def conformance(
     devices: Sequence[str],
@@ -235,6 +374,16 @@ def conformance(
     quick: bool,
     device_timeout: str,
     jobs: int,
+    shard_text: str | None,
+    durations_path: str | None,
+    case_timeout: str,
+    retries: int,
+    max_fails: int | None,
+    cases_file: str | None,
+    skip_patterns: Sequence[str],
+    skips_file: str | None,
+    baseline_path: str | None,
+    csv_path: str | None,
 ) -> None:
     """Run the conformance suite on DEVICE... (default: every device found) and print the matrix.
 
@@ -251,7 +400,8 @@ def conformance(
     with --strict), 2 bad usage or selector (or a --case matching no case), 3 a malformed --expect or report
     file, 4 no device to run on.
     """
-    to_stdout = [o for o, v in (("--json", json_path), ("--junit", junit_path), ("--html", html_path)) if v == "-"]
+    outputs = (("--json", json_path), ("--junit", junit_path), ("--html", html_path), ("--csv", csv_path))
+    to_stdout = [o for o, v in outputs if v == "-"]
     if len(to_stdout) > 1:
         raise UsageProblem(
             f"{' and '.join(to_stdout)} both write to stdout (-); send at most one there and the others to files",
@@ -274,6 +424,24 @@ def conformance(
         except ValueError as exc:
             raise UsageProblem(str(exc), argument="--device-timeout") from None
         timeout_s = float("inf") if timeout.ns is None else timeout.ns / 1e9
+        try:
+            per_case = parse_duration(case_timeout)
+        except ValueError as exc:
+            raise UsageProblem(str(exc), argument="--case-timeout") from None
+        shard = _shard(shard_text, durations_path)
+        cases = [*cases, *(value for _, value in (_read_lines(cases_file, "--cases") if cases_file else []))]
+        skip = [(p, f"skipped by --skip {p}") for p in skip_patterns]
+        if skips_file:
+            skip += [(p, f"skipped by {skips_file}:{n}") for n, p in _read_lines(skips_file, "--skips")]
+        expected_failures = expectations or []
+        options = CaseOptions(
+            case_timeout_s=float("inf") if per_case.ns is None else per_case.ns / 1e9,
+            retries=retries,
+            max_fails=max_fails,
+            shard=shard,
+            skip=skip,
+            expected=lambda entry, case_id: match_expectation(expected_failures, entry, case_id) is not None,
+        )
         inventory = discover()
         entries = inventory.select_many(list(devices)) if devices else list(inventory.devices)
         if not entries:
@@ -294,6 +462,7 @@ def conformance(
                 on_progress=on_progress,
                 suite=suite_name,
                 quick=quick,
+                options=options,
             )
         check_case_selection(list(cases), [state.available for state in states.values()])
         known: dict[str, set[str]] = {}
@@ -311,7 +480,15 @@ def conformance(
         _write(junit_path, matrix_to_junit(matrix, strict=strict), "--junit")
     if html_path is not None:
         _write(html_path, matrix_to_html(matrix, strict=strict), "--html")
-    if json_path != "-" and junit_path != "-" and html_path != "-":
+    if csv_path is not None:
+        _write(csv_path, _csv(matrix), "--csv")
+    if baseline_path is not None:
+        failures = matrix.unexpected_failures()
+        rows = [(device_selector_for(run.device), cell.id, cell.reason) for run, cell in failures]
+        header = f"accel conformance --write-baseline, {now_iso()}: {len(rows)} unexpected failure(s)"
+        text = baseline_toml(list(dict.fromkeys(rows)), dt.date.today().isoformat(), header)
+        _write(baseline_path, text, "--write-baseline")
+    if not to_stdout:
         _print_matrix(matrix, reasons=reasons, strict=strict)
     if not matrix.ok(strict=strict):
         click.get_current_context().exit(int(ExitCode.FAILED))
