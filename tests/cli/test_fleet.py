@@ -233,3 +233,33 @@ def test_html_lists_the_slowest_cases(accel, tmp_path: Path) -> None:
     assert slowest.index("test.slow") < slowest.index("</table>")
     body = slowest[slowest.index("<tbody>") :]
     assert "test.slow" in body[: body.index("</tr>")]  # the slowest first
+
+
+def test_on_lavapipe_case_timeout_skips_caselist_baseline_and_csv(accel, tmp_path: Path) -> None:
+    device = _lavapipe(accel)
+    caselist, report, table = tmp_path / "cases.txt", tmp_path / "m.json", tmp_path / "m.csv"
+    caselist.write_text("metadata.stable-valid\nvulkan.kernel-arguments  # about 1.4 s on lavapipe\nmemory.\n")
+    args = ["conformance", device, "--cases", caselist, "--skip", "memory.shared", "--retries", "0"]
+    proc = accel(
+        [*args, "--case-timeout", "0.3s", "--json", report, "--csv", table], providers=["vulkan"], env=REAL, timeout=300
+    )
+    assert proc.returncode == 1, proc.stdout + proc.stderr
+    (run,) = json.loads(report.read_text())["runs"]
+    cells = {c["id"]: c for c in run["cases"]}
+    assert cells["vulkan.kernel-arguments"]["verdict"] == "timeout"  # its worker was killed...
+    assert cells["memory.host"]["verdict"] == "pass"  # ...and the cases after it ran in a new one
+    assert cells["memory.shared"]["reason"] == "skipped by --skip memory.shared"
+    assert cells["metadata.stable-valid"]["verdict"] == "pass"
+    rows = {r["case"]: r for r in csv.DictReader(table.read_text().splitlines())}
+    assert rows["vulkan.kernel-arguments"]["status"] == "timeout" and rows["memory.shared"]["status"] == "skip"
+    # The same failure as a baseline, accepted back by --expect.
+    baseline = tmp_path / "baseline.toml"
+    proc = accel([*args, "--case-timeout", "0.3s", "--write-baseline", baseline], providers=["vulkan"], env=REAL)
+    assert proc.returncode == 1
+    assert "vulkan.kernel-arguments" in baseline.read_text()
+    proc = accel(
+        [*args, "--case-timeout", "0.3s", "--expect", baseline, "--json", report], providers=["vulkan"], env=REAL
+    )
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    (run,) = json.loads(report.read_text())["runs"]
+    assert {c["id"]: c["verdict"] for c in run["cases"]}["vulkan.kernel-arguments"] == "xfail"

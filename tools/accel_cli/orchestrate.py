@@ -339,6 +339,7 @@ class _Scheduler:
         device.remaining = [str(c) for c in event.get("cases", [])]
         for case_id, why in event.get("skipped", []):
             device.cells[str(case_id)] = CaseCell(str(case_id), "skipped", str(why))
+            device.progress.done.append({"id": str(case_id), "status": "skipped", "reason": str(why)})
         device.progress.planned = list(device.order)
         device.progress.available = [str(c) for c in event.get("available", [])]
 
