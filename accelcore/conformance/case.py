@@ -33,7 +33,7 @@ from ..errors import (
     SubmitIndeterminate,
     SubmitRejected,
 )
-from ..flags import Capabilities
+from ..flags import AccessMode, Capabilities
 from ..ports import ByteSource, MemorySink, MemorySource
 from ..program import ArtifactRef
 from ..submission import BindingRef, EventState, Timeout
@@ -334,9 +334,12 @@ class Session:
         return [fb.binding() for fb in fixture_buffers]
 
     def check_contents(self, fixture_buffers: Sequence[FixtureBuffer], *, expect: str, what: str) -> None:
-        """``expect`` "expected": every fixture with expected bytes holds them; "initial": every buffer is untouched."""
+        """``expect`` "expected": every fixture with expected bytes holds them, and a read-only (``READ``) input
+        without them still holds its initial bytes; "initial": every buffer is untouched."""
         for fb in fixture_buffers:
             wanted = fb.fixture.expected if expect == "expected" else fb.fixture.initial
+            if wanted is None and fb.fixture.access is AccessMode.READ:
+                wanted = fb.fixture.initial
             if wanted is None:
                 continue
             try:

@@ -66,11 +66,19 @@ def run(
 
     results: list[CaseResult] = []
     accounting: list[str] = []
+    invalid = target.problems()
     for case in [*cases, ACCOUNTING_CASE]:
         if not _selected(case.id, select):
             continue
         if on_start is not None:
             on_start(case.id)
+        if invalid:
+            reason = f"the ConformanceTarget {target.name!r} is invalid, so no case ran: {'; '.join(invalid)}"
+            result = CaseResult(case.id, CaseStatus.FAILED, reason, 0.0, case.mandatory, case.id in standard_ids)
+            results.append(result)
+            if progress is not None:
+                progress(result)
+            continue
         result = _run_case(
             case, factory, target, hooks, info, probe_problem, wait_limit_s, accounting, case.id in standard_ids
         )

@@ -46,6 +46,40 @@ class ConformanceTarget:
     resident_bytes: int
     fixtures: tuple[BindingFixture, ...]
 
+    def problems(self) -> list[str]:
+        """What makes this target unusable (empty when it is fine); the suite checks it before any case runs.
+
+        Each fixture needs a non-negative slot of its own, a power-of-two alignment, initial bytes, and
+        expected bytes (when given) of the same length; a read-only (``READ``) input's expected bytes, when
+        given, must be its initial bytes (the suite checks it is left untouched, byte for byte); some
+        fixture must have expected bytes, or a run proves nothing.
+        """
+        found: list[str] = []
+        if not self.artifact:
+            found.append("the artifact is empty")
+        if self.resident_bytes < 0:
+            found.append(f"resident_bytes is negative ({self.resident_bytes})")
+        if not self.fixtures:
+            found.append("there are no binding fixtures")
+        slots = [f.slot for f in self.fixtures]
+        for slot in sorted({s for s in slots if slots.count(s) > 1}):
+            found.append(f"slot {slot} has {slots.count(slot)} fixtures")
+        for f in self.fixtures:
+            where = f"fixture for slot {f.slot}"
+            if f.slot < 0:
+                found.append(f"{where}: the slot is negative")
+            if f.alignment < 1 or f.alignment & (f.alignment - 1):
+                found.append(f"{where}: alignment {f.alignment} is not a power of two")
+            if not f.initial:
+                found.append(f"{where}: no initial bytes")
+            if f.expected is not None and len(f.expected) != len(f.initial):
+                found.append(f"{where}: {len(f.expected)} expected bytes for {len(f.initial)} initial bytes")
+            elif f.access is AccessMode.READ and f.expected is not None and f.expected != f.initial:
+                found.append(f"{where}: a read-only input whose expected bytes differ from its initial bytes")
+        if self.fixtures and all(f.expected is None for f in self.fixtures):
+            found.append("no fixture has expected bytes, so a run proves nothing")
+        return found
+
 
 class ConformanceHooks(Protocol):
     """Test controls a provider offers the suite.
