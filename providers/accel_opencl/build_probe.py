@@ -1,50 +1,73 @@
-"""Child process: compile one OpenCL C source on one device, within limits, and report as JSON.
+"""Child process: compile OpenCL C sources on request, within limits, and answer each as JSON.
 
-Usage: ``python -m accel_opencl.build_probe INDEX UUID_HEX ENTRY OPTIONS MEMORY_BYTES CPU_SECONDS < source``.
-Before anything else the child limits itself: no core file, ``RLIMIT_AS`` = MEMORY_BYTES and
-``RLIMIT_CPU`` = CPU_SECONDS (the parent also stops it after its wall-clock limit). It then builds
-the source, creates the kernel (rusticl crashes only there on some sources), reads the binary and
-loads that binary the same way, so the parent may trust it. The last stdout line is JSON:
-``{"ok": true, "binary": base64 or null}`` (null: the binary did not load again; the parent
-compiles) or ``{"ok": false, "status": n, "call": ..., "log": ...}`` for a CL error while
-building. A CL error creating the kernel is not a verdict (the parent makes the kernel itself and
-reports it). A driver crash shows as the signal the parent sees.
+Usage: ``python -m accel_opencl.build_probe ADDRESS_SPACE_BYTES`` (started by :mod:`.isolation`).
+Before anything else the child limits itself: no core file and ``RLIMIT_AS`` (a backstop; the
+parent watches resident memory and time). Requests arrive on stdin, one JSON line
+``{"index", "uuid", "entry", "options", "size", "cpu_s"}`` followed by ``size`` bytes of source;
+for each the child sets ``RLIMIT_CPU`` to what it has used plus ``cpu_s``, builds the source,
+creates the kernel (rusticl crashes only there on some sources), reads the binary and loads that
+binary the same way, so the parent may trust it. Each answer is one JSON line on the original
+stdout (driver output goes to stderr): ``{"ok": true, "binary": base64 or null}`` (null: the
+binary did not load again; the parent compiles) or ``{"ok": false, "status": n, "call": ...,
+"log": ...}`` for a CL error while building. A CL error creating the kernel is not a verdict (the
+parent makes the kernel itself and reports it). A driver crash shows as the end of the process.
+The child exits at the end of stdin or after :data:`IDLE_S` seconds without a request.
 """
 
 from __future__ import annotations
 
 import base64
 import json
+import os
 import resource
+import select
 import sys
 from typing import Any
+
+IDLE_S = 30.0
 
 
 def _limit(which: int, value: int) -> None:
     _, hard = resource.getrlimit(which)
     if hard != resource.RLIM_INFINITY:
         value = min(value, hard)
-    resource.setrlimit(which, (value, value if hard == resource.RLIM_INFINITY else hard))
+    resource.setrlimit(which, (value, hard))
 
 
-def main(argv: list[str]) -> int:
-    index, uuid_hex, entry_point, options = int(argv[0]), argv[1], argv[2], argv[3]
-    memory_bytes, cpu_seconds = int(argv[4]), int(argv[5])
-    _limit(resource.RLIMIT_CORE, 0)
-    _limit(resource.RLIMIT_CPU, cpu_seconds)
-    _limit(resource.RLIMIT_AS, memory_bytes)
-    source = sys.stdin.buffer.read().decode("utf-8")
-    import pyopencl as cl
+class _Input:
+    """Lines and exact byte counts from a file descriptor, waiting at most ``IDLE_S`` for more."""
+
+    def __init__(self, fd: int) -> None:
+        self._fd = fd
+        self._buffer = bytearray()
+
+    def _fill(self) -> bool:
+        ready, _, _ = select.select([self._fd], [], [], IDLE_S)
+        chunk = os.read(self._fd, 1 << 20) if ready else b""
+        self._buffer += chunk
+        return bool(chunk)
+
+    def line(self) -> bytes | None:
+        while b"\n" not in self._buffer:
+            if not self._fill():
+                return None
+        end = self._buffer.index(b"\n") + 1
+        line = bytes(self._buffer[:end])
+        del self._buffer[:end]
+        return line
+
+    def exactly(self, size: int) -> bytes | None:
+        while len(self._buffer) < size:
+            if not self._fill():
+                return None
+        data = bytes(self._buffer[:size])
+        del self._buffer[:size]
+        return data
+
+
+def _build(cl: Any, device: Any, context: Any, source: str, entry_point: str, options: str) -> dict[str, Any]:
     from pyopencl import _cl
 
-    from .discovery import list_devices
-
-    matches = [d for d in list_devices() if d.index == index and d.uuid.hex() == uuid_hex]
-    if not matches:
-        print(json.dumps({"ok": False, "call": "", "log": f"device {index} ({uuid_hex}) not found in the child"}))
-        return 0
-    device = matches[0].device
-    context = cl.Context([device])
     program = _cl._Program(context, source)
     try:
         program._build(options=options.encode("utf-8"), devices=[device])
@@ -53,8 +76,7 @@ def main(argv: list[str]) -> int:
             log = str(program.get_build_info(device, cl.program_build_info.LOG)).strip()
         except cl.Error:
             log = "(no build log)"
-        print(json.dumps({"ok": False, "status": int(exc.code), "call": "clBuildProgram", "log": log[-4000:]}))
-        return 0
+        return {"ok": False, "status": int(exc.code), "call": "clBuildProgram", "log": log[-4000:]}
     try:
         _cl.Kernel(program, entry_point)
     except cl.Error:
@@ -65,14 +87,48 @@ def main(argv: list[str]) -> int:
         reloaded = _cl._Program(context, [device], [binary])
         reloaded._build(options=options.encode("utf-8"), devices=[device])
     except cl.Error:  # the source is fine; the parent compiles it itself
-        print(json.dumps({"ok": True, "binary": None}))
-        return 0
+        return {"ok": True, "binary": None}
     try:
         _cl.Kernel(reloaded, entry_point)
     except cl.Error:
         pass
-    print(json.dumps({"ok": True, "binary": base64.b64encode(binary).decode("ascii")}))
-    return 0
+    return {"ok": True, "binary": base64.b64encode(binary).decode("ascii")}
+
+
+def main(argv: list[str]) -> int:
+    _limit(resource.RLIMIT_CORE, 0)
+    _limit(resource.RLIMIT_AS, int(argv[0]))
+    answers = os.fdopen(os.dup(1), "w", encoding="utf-8")
+    os.dup2(2, 1)  # whatever a driver prints goes to stderr, never into the answers
+    requests = _Input(0)
+    import pyopencl as cl
+
+    from .discovery import list_devices
+
+    devices: dict[tuple[int, str], tuple[Any, Any]] = {}
+    while True:
+        line = requests.line()
+        if line is None:
+            return 0
+        request = json.loads(line)
+        raw = requests.exactly(int(request["size"]))
+        if raw is None:
+            return 0
+        used = resource.getrusage(resource.RUSAGE_SELF)
+        _limit(resource.RLIMIT_CPU, int(used.ru_utime + used.ru_stime + float(request["cpu_s"])) + 1)
+        where = (int(request["index"]), str(request["uuid"]))
+        if where not in devices:
+            matches = [d for d in list_devices() if d.index == where[0] and d.uuid.hex() == where[1]]
+            if not matches:
+                answer: dict[str, Any] = {"ok": False, "call": "", "log": f"device {where} not found in the child"}
+                answers.write(json.dumps(answer) + "\n")
+                answers.flush()
+                continue
+            devices[where] = (matches[0].device, cl.Context([matches[0].device]))
+        device, context = devices[where]
+        answer = _build(cl, device, context, raw.decode("utf-8"), str(request["entry"]), str(request["options"]))
+        answers.write(json.dumps(answer) + "\n")
+        answers.flush()
 
 
 if __name__ == "__main__":

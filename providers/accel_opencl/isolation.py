@@ -13,7 +13,14 @@ watched every 20 ms; past either, the child's whole process group is killed. Bac
 child: ``RLIMIT_CPU`` (twice the time limit) and ``RLIMIT_AS`` (four times the memory limit, at
 least 4 GiB more) - not the limit itself, because both drivers segfault rather than fail when
 the address space runs out (PoCL even on a tiny kernel under 1 GiB), which would look like a
-crash of the source. The child runs with ``MALLOC_ARENA_MAX=2``. The verdict:
+crash of the source. The child runs with ``MALLOC_ARENA_MAX=2``.
+
+The child is a worker that serves one build at a time and stays for the next (one per memory
+limit; replaced after :data:`MAX_BUILDS_PER_WORKER` builds, gone after 30 s idle or when this
+process ends), so a cold load costs the compile plus ~1 ms, not an interpreter and driver start
+(~0.8 s). Whatever stops a worker that had built before - a crash, the memory limit, a silent
+exit - is tried once more in a fresh worker, so only a fresh process's outcome becomes a verdict.
+Builds go through one lock (concurrent cold loads wait for each other). The verdict:
 
 * ok - the child's binary (already loaded cleanly there) comes back with it;
 * a CL build error - that error, with the build log, as an in-process build would give it;
@@ -29,10 +36,12 @@ it hashes to that. A limit verdict is retried when the limits are raised.
 
 from __future__ import annotations
 
+import atexit
 import base64
 import hashlib
 import json
 import os
+import select
 import signal
 import subprocess
 import tempfile
@@ -56,8 +65,10 @@ __all__ = [
     "children_started",
     "clear_memory",
     "isolated_build",
+    "processes_started",
     "remember",
     "remembered",
+    "stop_workers",
     "with_binary",
 ]
 
@@ -135,7 +146,7 @@ _children = 0
 
 
 def children_started() -> int:
-    """How many isolated builds this process has started (for tests and measurements)."""
+    """How many isolated builds this process has asked for (for tests and measurements)."""
     return _children
 
 
@@ -243,101 +254,160 @@ def _memory_of(pid: int) -> tuple[int, int]:
         return 0, 0
 
 
-def _kill_group(child: subprocess.Popen[bytes]) -> None:
-    try:
-        os.killpg(child.pid, signal.SIGKILL)
-    except ProcessLookupError:
-        pass
+class _Worker:
+    """One ``accel_opencl.build_probe`` process, in its own session, serving builds one at a time."""
+
+    def __init__(self, memory_mib: int) -> None:
+        global _processes
+        memory_limit = memory_mib << 20
+        self.address_space = max(4 * memory_limit, memory_limit + (4 << 30))  # a backstop between two polls
+        env = child_environment()
+        env.setdefault("MALLOC_ARENA_MAX", "2")
+        self.stderr = tempfile.TemporaryFile()
+        self.proc = subprocess.Popen(
+            python_module_command("accel_opencl.build_probe", str(self.address_space)),
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=self.stderr,
+            env=env,
+            start_new_session=True,  # its own process group: a stop kills whatever the driver started too
+        )
+        self.owner = os.getpid()
+        self.builds = 0
+        self.virtual = 0
+        self.tail = ""
+        """The end of its stderr, read when it is stopped."""
+        self._buffer = bytearray()
+        with _lock:
+            _processes += 1
+
+    def usable(self) -> bool:
+        return self.owner == os.getpid() and self.proc.poll() is None
+
+    def stop(self) -> None:
+        """Kill the process group and reap it."""
+        if self.owner == os.getpid():
+            try:
+                os.killpg(self.proc.pid, signal.SIGKILL)
+            except (ProcessLookupError, PermissionError):
+                pass
+            self.proc.wait()
+        self.tail = self._stderr_tail()
+        for stream in (self.proc.stdin, self.proc.stdout, self.stderr):
+            try:
+                if stream is not None:
+                    stream.close()
+            except OSError:
+                pass
+
+    def _stderr_tail(self) -> str:
+        try:
+            self.stderr.seek(0)
+            return self.stderr.read().decode("utf-8", "replace")[-2000:]
+        except (OSError, ValueError):
+            return ""
+
+    def ask(self, request: dict[str, object], source: bytes, limits: BuildLimits) -> tuple[str, dict[str, object]]:
+        """("answer", answer), or ("time" | "memory" | "ended", {}) after which the worker is unusable."""
+        assert self.proc.stdin is not None and self.proc.stdout is not None
+        self.stderr.seek(0)
+        self.stderr.truncate()
+        deadline = time.monotonic() + limits.timeout_s
+        try:
+            self.proc.stdin.write(json.dumps(request).encode("utf-8") + b"\n" + source)
+            self.proc.stdin.flush()
+        except OSError:
+            return "ended", {}
+        out = self.proc.stdout.fileno()
+        while b"\n" not in self._buffer:
+            ready, _, _ = select.select([out], [], [], _POLL_S)
+            if ready:
+                chunk = os.read(out, 1 << 20)
+                if not chunk:
+                    return "ended", {}
+                self._buffer += chunk
+                continue
+            resident, self.virtual = _memory_of(self.proc.pid)
+            if resident > limits.memory_mib << 20:
+                return "memory", {}
+            if time.monotonic() > deadline:
+                return "time", {}
+        end = self._buffer.index(b"\n") + 1
+        line = bytes(self._buffer[:end])
+        del self._buffer[:end]
+        try:
+            answer = json.loads(line)
+        except ValueError:
+            return "ended", {}
+        return ("answer", answer) if isinstance(answer, dict) else ("ended", {})
+
+
+MAX_BUILDS_PER_WORKER = 64
+"""A worker is replaced after this many builds (drivers keep some memory per build)."""
+_workers: dict[int, _Worker] = {}
+_worker_lock = threading.Lock()
+_processes = 0
+
+
+def processes_started() -> int:
+    """How many build worker processes this process has started."""
+    return _processes
+
+
+def stop_workers() -> None:
+    """Stop every build worker (they also stop on their own when idle or when this process ends)."""
+    with _worker_lock:
+        for worker in _workers.values():
+            worker.stop()
+        _workers.clear()
+
+
+atexit.register(stop_workers)
 
 
 def isolated_build(
     device_index: int, device_uuid: bytes, source: bytes, options: str, entry_point: str, limits: BuildLimits
 ) -> tuple[Verdict, bytes | None]:
-    """Build ``source`` in a bounded child; (verdict, the child's binary or None)."""
+    """Build ``source`` in a bounded child; (verdict, the child's binary or None).
+
+    The child is a worker kept for later builds (:data:`MAX_BUILDS_PER_WORKER`; it exits after
+    30 s idle). A crash, a memory stop or a silent exit in a worker that had built before is tried
+    once more in a fresh one, so an earlier build's leftovers never decide this verdict.
+    """
     global _children
-    memory_limit = limits.memory_mib << 20
-    address_space = max(4 * memory_limit, memory_limit + (4 << 30))  # a backstop between two polls
-    cpu_seconds = int(limits.timeout_s * 2) + 10  # a backstop should this process die; the wall clock rules
-    command = python_module_command(
-        "accel_opencl.build_probe",
-        str(device_index),
-        device_uuid.hex(),
-        entry_point,
-        options,
-        str(address_space),
-        str(cpu_seconds),
-    )
-    env = child_environment()
-    env.setdefault("MALLOC_ARENA_MAX", "2")
+    request = {
+        "index": device_index,
+        "uuid": device_uuid.hex(),
+        "entry": entry_point,
+        "options": options,
+        "size": len(source),
+        "cpu_s": int(limits.timeout_s * 2) + 10,  # a backstop should this process die; the wall clock rules
+    }
     with _lock:
         _children += 1
-    stopped = ""  # "time" or "memory" when this process stopped the child
-    virtual = 0
-    deadline = time.monotonic() + limits.timeout_s
-    with subprocess.Popen(
-        command,
-        stdin=subprocess.PIPE,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        env=env,
-        start_new_session=True,  # its own process group: a stop kills whatever the driver started too
-    ) as child:
-        given: bytes | None = source
+    with _worker_lock:
         while True:
-            try:
-                out, err = child.communicate(given, timeout=_POLL_S)
-                break
-            except subprocess.TimeoutExpired:
-                given = None  # sent once; later calls go on writing it
-            resident, virtual = _memory_of(child.pid)
-            if resident > memory_limit:
-                stopped = "memory"
-            elif time.monotonic() > deadline:
-                stopped = "time"
-            if stopped:
-                _kill_group(child)
-                out, err = child.communicate()
-                break
-    code = child.returncode
-    stderr = err.decode("utf-8", "replace")
-    where = "in an isolated build process"
-    if stopped == "time" or code == -signal.SIGXCPU:
-        return Verdict(
-            False,
-            ErrorKind.RESOURCE_LIMIT,
-            f"compiling this OpenCL C source took over the {limits.timeout_s:g} s limit ({TIMEOUT_ENV}) {where}; "
-            "it was stopped",
-            limits=limits,
-        ), None
-    # Drivers out of address space segfault rather than fail: a crash near the backstop is the limit too.
-    if stopped == "memory" or (
-        code != 0 and (virtual > address_space * 3 // 4 or any(w in stderr for w in _OOM_WORDS))
-    ):
-        return Verdict(
-            False,
-            ErrorKind.RESOURCE_LIMIT,
-            f"compiling this OpenCL C source used over the {limits.memory_mib} MiB memory limit ({MEMORY_ENV}) "
-            f"{where}; it was stopped",
-            limits=limits,
-        ), None
-    if code < 0:
-        return Verdict(
-            False,
-            ErrorKind.INVALID_ARGUMENT,
-            f"the driver crashed ({_signal_name(-code)}) compiling this OpenCL C source {where}; "
-            "it is refused (the process that loads it is unaffected)",
-            lasting=True,
-        ), None
-    try:
-        answer = json.loads(out.decode("utf-8", "replace").strip().splitlines()[-1])
-        if not isinstance(answer, dict):
-            raise ValueError("not an object")
-    except (ValueError, IndexError):
-        return Verdict(
-            False,
-            ErrorKind.INVALID_ARGUMENT,
-            f"the isolated build process exited with {code} without an answer ({stderr[-300:]!r})",
-        ), None
+            worker = _workers.get(limits.memory_mib)
+            fresh = worker is None or not worker.usable()
+            if fresh:
+                if worker is not None:
+                    worker.stop()
+                worker = _workers[limits.memory_mib] = _Worker(limits.memory_mib)
+            assert worker is not None
+            outcome, answer = worker.ask(request, source, limits)
+            if outcome == "answer":
+                worker.builds += 1
+                if worker.builds >= MAX_BUILDS_PER_WORKER:
+                    worker.stop()
+                    del _workers[limits.memory_mib]
+                return _answered(answer, options)
+            worker.stop()
+            del _workers[limits.memory_mib]
+            if fresh or outcome == "time":
+                return _stopped(outcome, worker, limits), None
+
+
+def _answered(answer: dict[str, object], options: str) -> tuple[Verdict, bytes | None]:
     if answer.get("ok") is True:
         binary = answer.get("binary")
         return _OK, (base64.b64decode(binary) if isinstance(binary, str) else None)
@@ -347,3 +417,40 @@ def isolated_build(
         error = error_from_status(status, str(answer.get("call") or "clBuildProgram"), message)
         return Verdict(False, error.kind, message, error.native_call, error.native_code), None
     return Verdict(False, ErrorKind.INVALID_ARGUMENT, f"the isolated build failed: {answer.get('log', '')}"), None
+
+
+def _stopped(outcome: str, worker: _Worker, limits: BuildLimits) -> Verdict:
+    code = worker.proc.returncode
+    stderr = worker.tail
+    where = "in an isolated build process"
+    if outcome == "time" or code == -signal.SIGXCPU:
+        return Verdict(
+            False,
+            ErrorKind.RESOURCE_LIMIT,
+            f"compiling this OpenCL C source took over the {limits.timeout_s:g} s limit ({TIMEOUT_ENV}) {where}; "
+            "it was stopped",
+            limits=limits,
+        )
+    # Drivers out of address space segfault rather than fail: a crash near the backstop is the limit too.
+    near_backstop = worker.virtual > worker.address_space * 3 // 4
+    if outcome == "memory" or (code != 0 and (near_backstop or any(w in stderr for w in _OOM_WORDS))):
+        return Verdict(
+            False,
+            ErrorKind.RESOURCE_LIMIT,
+            f"compiling this OpenCL C source used over the {limits.memory_mib} MiB memory limit ({MEMORY_ENV}) "
+            f"{where}; it was stopped",
+            limits=limits,
+        )
+    if code is not None and code < 0 and code != -signal.SIGKILL:
+        return Verdict(
+            False,
+            ErrorKind.INVALID_ARGUMENT,
+            f"the driver crashed ({_signal_name(-code)}) compiling this OpenCL C source {where}; "
+            "it is refused (the process that loads it is unaffected)",
+            lasting=True,
+        )
+    return Verdict(
+        False,
+        ErrorKind.INVALID_ARGUMENT,
+        f"the isolated build process ended (exit status {code}) without an answer ({stderr[-300:]!r})",
+    )

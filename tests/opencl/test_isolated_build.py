@@ -184,3 +184,19 @@ def test_a_recursive_rusticl_binary_is_refused_before_any_driver(
     with raises_kind(ErrorKind.INVALID_ARGUMENT) as info:  # before: the probe child's SIGSEGV
         rig.load(package)
     assert "calls functions recursively" in info.value.message and "before the driver saw it" in info.value.message
+
+
+def test_one_worker_serves_many_builds_and_a_crash_is_retried_fresh(
+    entry: Any, rig: Any, make_package: Any, raises_kind: Any
+) -> None:
+    before = isolation.processes_started()
+    for n in range(3):
+        rig.load(make_package(options=f"-DWORKER_TEST={time.monotonic_ns()}_{n}"))
+    assert isolation.processes_started() - before <= 1  # at most one start (none if one was warm)
+    if entry.native["tag"] != "rusticl":
+        return
+    warm = isolation.processes_started()
+    with raises_kind(ErrorKind.INVALID_ARGUMENT) as info:  # the warm worker dies; a fresh one confirms
+        rig.load(make_package(source=RECURSIVE, options=f"-DWORKER_CRASH={time.monotonic_ns()}"))
+    assert "the driver crashed (SIGSEGV)" in info.value.message
+    assert isolation.processes_started() == warm + 1
