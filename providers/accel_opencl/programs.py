@@ -171,10 +171,12 @@ class ProgramLoader:
     # -- module kinds -------------------------------------------------------------
 
     def _source_key(self, package: KernelPackage) -> tuple[bytes, tuple[int, ...]]:
-        """(SHA-256 of source, options, entry point and device UUID; target words): binary cache and verdicts."""
+        """(SHA-256 of source, options, entry point, device UUID and included headers; target words)."""
         h = hashlib.sha256()
         parts = (package.module, package.build_options.encode("utf-8"), package.entry_point.encode("utf-8"))
-        for part in (*parts, self._device_uuid):
+        # The headers a source includes are part of what it builds to (already checked: see _from_source).
+        headers = check_includes(package.module.decode("utf-8", "replace"), check_build_options(package.build_options))
+        for part in (*parts, self._device_uuid, headers):
             h.update(len(part).to_bytes(8, "little"))
             h.update(part)
         return h.digest(), self.target.words

@@ -24,6 +24,7 @@ that make the compiler read, write or load other files (``-include``,
 from __future__ import annotations
 
 import errno
+import hashlib
 import os
 import re
 import stat
@@ -269,7 +270,7 @@ def _include_folders(options: BuildOptions) -> list[str]:
     return folders
 
 
-def check_includes(source: str, options: BuildOptions) -> None:
+def check_includes(source: str, options: BuildOptions) -> bytes:
     """Refuse, before any driver sees ``source``, an include the compiler could read outside the ``-I`` folders.
 
     Every ``#include`` / ``#import`` / ``#embed`` (also in the included files) must have a plain
@@ -279,10 +280,14 @@ def check_includes(source: str, options: BuildOptions) -> None:
     ``-I`` folder. Each ``-I`` folder must lie inside a folder of ``ACCELCORE_OPENCL_INCLUDE_ROOTS``
     (unset: none, so no include is accepted). ``#include_next`` is refused (it searches past the
     ``-I`` folders). INVALID_ARGUMENT names the include, the file and the line.
+
+    Returns SHA-256 over the included files' paths and contents (empty bytes without includes):
+    part of the binary cache key, so a changed header is a new build.
     """
     if not include_directives(source):
-        return
+        return b""
     folders = _include_folders(options)
+    contents = hashlib.sha256()
     pending: list[tuple[str, str, str | None]] = [("the source", source, None)]
     seen: set[str] = set()
     total = 0
@@ -339,4 +344,7 @@ def check_includes(source: str, options: BuildOptions) -> None:
                         line,
                         f"the included files exceed {MAX_INCLUDED_FILES} files or {MAX_INCLUDED_BYTES} bytes",
                     )
+                for part in (real.encode("utf-8", "surrogateescape"), raw):
+                    contents.update(len(part).to_bytes(8, "little") + part)
                 pending.append((real, raw.decode("utf-8", "replace"), os.path.dirname(real)))
+    return contents.digest()

@@ -178,3 +178,13 @@ def test_what_is_not_an_include_is_not_refused(text: str) -> None:
 def test_a_block_comment_does_not_hide_a_later_include() -> None:
     text = '/* one\n two */ int a; /* three */\n#include "x"\nconst char *s = "/*";\n#include <y>\n'
     assert [(line, name) for line, _, name, _ in include_directives(text)] == [(3, "x"), (5, "y")]
+
+
+def test_a_changed_header_is_a_new_build(rig: Any, make_package: Any, include_tree: Path) -> None:
+    package = make_package(source=_source('#include "add.h"'), options=f"-I{include_tree} -DHEADER_CHANGE")
+    first = rig.load(package)
+    assert rig.load(package).from_cache  # nothing changed
+    (include_tree / "more.h").write_text("#define FIVE 6u\n")  # a header the source includes through add.h
+    changed = rig.load(package)
+    assert not changed.from_cache
+    assert set(_run(rig, first).tolist()) == {5} and set(_run(rig, changed).tolist()) == {6}
