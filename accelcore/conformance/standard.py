@@ -527,6 +527,38 @@ def accounting_resource_lifecycle(ctx: CaseContext) -> None:
         ctx.fail("live or indeterminate native resources were not zero: " + "; ".join(problems))
 
 
+def submission_copy_path_diagnostics(ctx: CaseContext) -> None:
+    report = getattr(ctx.hooks, "copy_paths", None)
+    if not callable(report):
+        ctx.skip("the hooks do not report copy paths (ConformanceHooks.copy_paths)")
+    session = ctx.open()
+    rig = _Rig(ctx, session)
+    before = report(session.provider)
+    if before is None:
+        ctx.skip("the provider does not track copy paths (copy_paths returned None)")
+    event = rig.submit(ctx, what="the target run")
+    _wait_complete(ctx, rig, event, "the target run")
+    session.destroy_event(event)
+    session.check_contents(rig.fixtures, expect="expected", what="after the target run")
+    after = list(report(session.provider) or [])
+    new = after[len(before) :]
+    ctx.check(len(new) == 1, f"one submission was made but the provider reported {len(new)} copy-path records")
+    record = {key: int(new[0].get(key, 0)) for key in ("direct", "shared", "staged", "transfer_bytes")}
+    bound = len(rig.fixtures)
+    counted = record["direct"] + record["shared"] + record["staged"]
+    ctx.record({"copy_path": record})
+    ctx.check(counted == bound, f"{bound} bindings were submitted but the copy paths count {counted}: {record}")
+    ctx.check(
+        record["staged"] == 0,
+        f"{record['staged']} of {bound} bindings were staged (copied through a bounce buffer, "
+        f"{record['transfer_bytes']} bytes moved): a bound buffer must be used in place",
+    )
+    ctx.check(record["direct"] > 0, f"no binding was direct (device memory used in place): {record}")
+    ctx.note(
+        f"direct {record['direct']}, shared {record['shared']}, staged 0, {record['transfer_bytes']} transfer bytes"
+    )
+
+
 # --------------------------------------------------------------------------- the table
 
 
@@ -541,6 +573,7 @@ STANDARD_CASES: tuple[ConformanceCase, ...] = (
     ConformanceCase("program.segmented-artifact-bounds", program_segmented_artifact_bounds),
     ConformanceCase("submission.binding-validation", submission_binding_validation),
     ConformanceCase("submission.context-isolation", submission_context_isolation),
+    ConformanceCase("submission.copy-path-diagnostics", submission_copy_path_diagnostics, mandatory=False),
     ConformanceCase("event.pending-release-terminal-stability", event_pending_release_terminal_stability),
     ConformanceCase("timeout.finite-admission", timeout_finite_admission),
     ConformanceCase("event.cancellation-races", event_cancellation_races, requires=Capabilities.EVENT_CANCELLATION),

@@ -89,6 +89,12 @@ class ConformanceHooks(Protocol):
     release one held event so it runs to completion (may return before it is
     terminal; the suite polls). ``live_resources(provider)``: live plus
     indeterminate native resources per kind, or None when not tracked.
+
+    Optional (looked up with ``getattr``; ``submission.copy-path-diagnostics`` skips without it):
+    ``copy_paths(provider)``: one mapping per accepted submission on this instance, in order, with
+    ``direct`` (bindings the program uses in place in device memory), ``shared`` (host or shared
+    memory used in place), ``staged`` (copied through a bounce buffer) and ``transfer_bytes`` (bytes
+    such copies moved).
     """
 
     def hold_submissions(self, provider: Any) -> None: ...

@@ -66,6 +66,10 @@ class ReferenceHooks:
     def complete_held(self, provider: Any, event: Any) -> None:
         _reference_of(provider).control.release(event)
 
+    def copy_paths(self, provider: Any) -> list[dict[str, int]]:
+        """Per accepted submission: direct / shared / staged bindings and transfer bytes."""
+        return list(_reference_of(provider).copy_paths)
+
     def live_resources(self, provider: Any) -> Mapping[str, int] | None:
         if isinstance(provider, FaultAccelerator):
             return provider.live_resources()

@@ -277,6 +277,10 @@ class ReferenceAccelerator:
         self._queues: list[RefQueue] = []
         self._events: list[RefEvent] = []
         self.control = HoldControl(self)
+        self.copy_paths: list[dict[str, int]] = []
+        """Per accepted submission: how its bindings reach the program (``ConformanceHooks.copy_paths``).
+        The reference runs on the buffers' own bytes: DEVICE buffers are ``direct``, HOST and SHARED ones
+        ``shared`` (host memory the program reads in place); nothing is ``staged``, no bytes are copied."""
 
     def __repr__(self) -> str:
         return f"<ReferenceAccelerator live={self.live_resources()}>"
@@ -481,6 +485,7 @@ class ReferenceAccelerator:
         )
         queue.users += 1
         program.users += 1
+        self.copy_paths.append(self._copy_path(buffers))
         for buffer in buffers:
             buffer.users += 1
         queue.context.events += 1
@@ -491,6 +496,11 @@ class ReferenceAccelerator:
         else:
             self._finish(event)
         return event
+
+    def _copy_path(self, buffers: Sequence[RefBuffer]) -> dict[str, int]:
+        """A seam for deliberately broken variants (a bounce-buffer provider reports ``staged``)."""
+        direct = sum(1 for b in buffers if b.desc.domain is MemoryDomain.DEVICE)
+        return {"direct": direct, "shared": len(buffers) - direct, "staged": 0, "transfer_bytes": 0}
 
     def _admit(self, queue: Any, program: Any, bindings: Sequence[BindingRef[Any]]) -> list[RefBuffer]:
         """Every admission check; raises BackendError (wrapped as SubmitRejected by ``submit``)."""

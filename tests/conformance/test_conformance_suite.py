@@ -40,6 +40,7 @@ SPEC_IDS = [
     "program.segmented-artifact-bounds",
     "submission.binding-validation",
     "submission.context-isolation",
+    "submission.copy-path-diagnostics",
     "event.pending-release-terminal-stability",
     "timeout.finite-admission",
     "event.cancellation-races",
@@ -190,11 +191,11 @@ def test_report_round_trips_through_json_and_renders_junit() -> None:
     text = report.to_json()
     assert Report.from_json(text) == report
     data = json.loads(text)
-    assert data["summary"] == {"passed": 13, "failed": 1, "skipped": 1}
+    assert data["summary"] == {"passed": 14, "failed": 1, "skipped": 1}
     assert {"id", "status", "reason", "duration_s"} <= set(data["cases"][0])
 
     suite = ElementTree.fromstring(report.to_junit_xml())
-    assert suite.get("tests") == "15" and suite.get("failures") == "1" and suite.get("skipped") == "1"
+    assert suite.get("tests") == "16" and suite.get("failures") == "1" and suite.get("skipped") == "1"
     cases = {tc.get("name"): tc for tc in suite.iter("testcase")}
     failure = cases["reference.fails"].find("failure")
     assert failure is not None and failure.text == "the provider did something wrong"

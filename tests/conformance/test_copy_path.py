@@ -1,0 +1,84 @@
+"""``submission.copy-path-diagnostics``: a provider that stages bindings through a bounce buffer is caught."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from accelcore.conformance import CaseStatus, run
+from accelcore.testing import ReferenceAccelerator, ReferenceHooks, reference_target
+from accelcore.testing.reference import RefBuffer, RefEvent
+
+CASE = "submission.copy-path-diagnostics"
+
+
+def _case(factory: Any, hooks: Any = None) -> Any:
+    report = run(factory, reference_target(), hooks or ReferenceHooks(), select=[CASE])
+    (result,) = report.cases
+    return result
+
+
+def test_the_reference_binds_in_place() -> None:
+    result = _case(ReferenceAccelerator)
+    assert result.status is CaseStatus.PASSED, result.reason
+    assert result.reason == "direct 2, shared 2, staged 0, 0 transfer bytes"
+    assert result.metrics["copy_path"] == {"direct": 2, "shared": 2, "staged": 0, "transfer_bytes": 0}
+
+
+class BounceBuffered(ReferenceAccelerator):
+    """Copies every bound range into a staging buffer, runs there, copies the results back (correct bytes,
+    hidden copies) - and reports it honestly."""
+
+    def _copy_path(self, buffers: Sequence[RefBuffer]) -> dict[str, int]:
+        moved = sum(2 * len(b.data) for b in buffers)
+        return {"direct": 0, "shared": 0, "staged": len(buffers), "transfer_bytes": moved}
+
+    def _finish(self, event: RefEvent) -> None:
+        staged = [buffer.data.copy() for buffer in event.buffers]
+        originals = [buffer.data for buffer in event.buffers]
+        for buffer, copy in zip(event.buffers, staged, strict=True):
+            buffer.data = copy
+        try:
+            super()._finish(event)
+        finally:
+            for buffer, original, copy in zip(event.buffers, originals, staged, strict=True):
+                original[:] = copy
+                buffer.data = original
+
+
+def test_a_bounce_buffer_provider_is_caught_though_its_bytes_are_right() -> None:
+    result = _case(BounceBuffered)
+    assert result.status is CaseStatus.FAILED
+    assert "4 of 4 bindings were staged (copied through a bounce buffer" in result.reason
+    # Every other standard case still passes: only this one sees the copies.
+    report = run(BounceBuffered, reference_target(), ReferenceHooks())
+    assert [c.id for c in report.cases if c.status is CaseStatus.FAILED] == [CASE]
+
+
+class NoDirect(ReferenceAccelerator):
+    def _copy_path(self, buffers: Sequence[RefBuffer]) -> dict[str, int]:
+        return {"direct": 0, "shared": len(buffers), "staged": 0, "transfer_bytes": 0}
+
+
+def test_no_direct_binding_fails() -> None:
+    result = _case(NoDirect)
+    assert result.status is CaseStatus.FAILED and "no binding was direct" in result.reason
+
+
+class _NoCopyPathHooks:
+    def __init__(self) -> None:
+        self.inner = ReferenceHooks()
+
+    def hold_submissions(self, provider: Any) -> None:
+        self.inner.hold_submissions(provider)
+
+    def complete_held(self, provider: Any, event: Any) -> None:
+        self.inner.complete_held(provider, event)
+
+    def live_resources(self, provider: Any) -> Any:
+        return self.inner.live_resources(provider)
+
+
+def test_without_the_hook_the_case_skips() -> None:
+    result = _case(ReferenceAccelerator, _NoCopyPathHooks())
+    assert result.status is CaseStatus.SKIPPED and "copy_paths" in result.reason
