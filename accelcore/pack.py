@@ -54,6 +54,8 @@ __all__ = [
 ]
 
 POCL_BINARY_PREFIX = b"poclbin"
+ELF_MAGIC = b"\x7fELF"
+"""Intel's OpenCL CPU runtime (and other LLVM-based stacks) write program binaries as ELF containers."""
 
 
 def _invalid(message: str) -> BackendError:
@@ -74,12 +76,13 @@ def _is_rusticl_binary(data: bytes) -> bool:
 
 
 def detect_module_kind(data: bytes) -> ModuleKind:
-    """SPIR-V magic → the SPIR-V kind of its flavour; a PoCL (``poclbin``) or rusticl binary → OPENCL_BINARY;
+    """SPIR-V magic → the SPIR-V kind of its flavour; a PoCL (``poclbin``), ELF (Intel) or rusticl binary →
+    OPENCL_BINARY;
     UTF-8 text → OPENCL_SOURCE; anything else → INVALID_ARGUMENT asking for ``kind=``."""
     if is_spirv(data):
         module = inspect_spirv(data)
         return ModuleKind.SPIRV_VULKAN if module.flavour is Flavour.VULKAN else ModuleKind.SPIRV_OPENCL
-    if data.startswith(POCL_BINARY_PREFIX) or _is_rusticl_binary(data):
+    if data.startswith(POCL_BINARY_PREFIX) or data.startswith(ELF_MAGIC) or _is_rusticl_binary(data):
         return ModuleKind.OPENCL_BINARY
     if data and b"\0" not in data:
         try:
@@ -89,7 +92,7 @@ def detect_module_kind(data: bytes) -> ModuleKind:
         else:
             return ModuleKind.OPENCL_SOURCE
     raise _invalid(
-        "cannot tell what this module is (not SPIR-V, not a PoCL binary, not UTF-8 OpenCL C); "
+        "cannot tell what this module is (not SPIR-V, not a PoCL, ELF or rusticl binary, not UTF-8 OpenCL C); "
         "pass kind=ModuleKind.OPENCL_BINARY for another driver's binary"
     )
 

@@ -55,8 +55,10 @@ def test_detection_of_binaries_and_text(raises_kind) -> None:
     with raises_kind(ErrorKind.INVALID_ARGUMENT, match="kind="):
         detect_module_kind(wrong_length)
     assert detect_module_kind(b"__kernel void k() {}") is ModuleKind.OPENCL_SOURCE
+    # Intel's CPU runtime writes ELF containers: a binary (its provider still header-checks and probes it).
+    assert detect_module_kind(b"\x7fELF\x02\x01\x01\x00\xff\xfe") is ModuleKind.OPENCL_BINARY
     with raises_kind(ErrorKind.INVALID_ARGUMENT, match="kind=ModuleKind.OPENCL_BINARY"):
-        detect_module_kind(b"\x7fELF\x02\x01\x01\x00\xff\xfe")
+        detect_module_kind(b"\x00\x01MZ\x90\xff\xfe")
     with raises_kind(ErrorKind.INVALID_ARGUMENT):
         detect_module_kind(b"")
 
