@@ -1,8 +1,7 @@
 """Child process: compile OpenCL C sources on request, within limits, and answer each as JSON.
 
-Usage: ``python -m accel_opencl.build_probe ADDRESS_SPACE_BYTES`` (started by :mod:`.isolation`).
-Before anything else the child limits itself: no core file and ``RLIMIT_AS`` (a backstop; the
-parent watches resident memory and time). Requests arrive on stdin, one JSON line
+Usage: ``python -m accel_opencl.build_probe`` (started by :mod:`.isolation`, which watches its
+resident memory and time). Before anything else the child turns off core files. Requests arrive on stdin, one JSON line
 ``{"index", "uuid", "entry", "options", "size", "cpu_s"}`` followed by ``size`` bytes of source;
 for each the child sets ``RLIMIT_CPU`` to what it has used plus ``cpu_s``, builds the source,
 creates the kernel (rusticl crashes only there on some sources), reads the binary and loads that
@@ -97,7 +96,6 @@ def _build(cl: Any, device: Any, context: Any, source: str, entry_point: str, op
 
 def main(argv: list[str]) -> int:
     _limit(resource.RLIMIT_CORE, 0)
-    _limit(resource.RLIMIT_AS, int(argv[0]))
     answers = os.fdopen(os.dup(1), "w", encoding="utf-8")
     os.dup2(2, 1)  # whatever a driver prints goes to stderr, never into the answers
     requests = _Input(0)

@@ -9,11 +9,12 @@ Promise: :func:`isolated_build` compiles the source in ``python -m accel_opencl.
 (built, kernel created, binary read back and loaded again), in its own session, under
 :func:`build_limits`: a wall-clock limit (``ACCELCORE_OPENCL_BUILD_TIMEOUT_S``, default 60 s)
 and a resident-memory limit (``ACCELCORE_OPENCL_BUILD_MEMORY_MIB``, default 2048 MiB), both
-watched every 20 ms; past either, the child's whole process group is killed. Backstops in the
-child: ``RLIMIT_CPU`` (twice the time limit) and ``RLIMIT_AS`` (four times the memory limit, at
-least 4 GiB more) - not the limit itself, because both drivers segfault rather than fail when
-the address space runs out (PoCL even on a tiny kernel under 1 GiB), which would look like a
-crash of the source. The child runs with ``MALLOC_ARENA_MAX=2``.
+watched every 20 ms; past either, the child's whole process group is killed. A backstop in the
+child: ``RLIMIT_CPU`` (twice the time limit). No ``RLIMIT_AS``: both drivers segfault rather
+than fail when the address space runs out (PoCL even on a tiny kernel under 1 GiB), which would
+read as a crash of the source, and GPU drivers reserve far more address space than they use.
+The child runs with ``MALLOC_ARENA_MAX=2``. A SIGKILL this process did not send (the kernel's
+OOM killer) is a RESOURCE_LIMIT, not a crash.
 
 The child is a worker that serves one build at a time and stays for the next (one per memory
 limit; replaced after :data:`MAX_BUILDS_PER_WORKER` builds, gone after 30 s idle or when this
@@ -244,14 +245,14 @@ def _signal_name(number: int) -> str:
         return f"signal {number}"
 
 
-def _memory_of(pid: int) -> tuple[int, int]:
-    """(resident, virtual) bytes of process ``pid`` from /proc; (0, 0) once it is gone."""
+def _memory_of(pid: int) -> int:
+    """Resident bytes of process ``pid`` from /proc; 0 once it is gone."""
     try:
         with open(f"/proc/{pid}/status", encoding="ascii", errors="replace") as handle:
             fields = dict(line.split(":", 1) for line in handle if ":" in line)
-        return int(fields["VmRSS"].split()[0]) << 10, int(fields["VmSize"].split()[0]) << 10
+        return int(fields["VmRSS"].split()[0]) << 10
     except (OSError, KeyError, ValueError, IndexError):
-        return 0, 0
+        return 0
 
 
 class _Worker:
@@ -259,13 +260,11 @@ class _Worker:
 
     def __init__(self, memory_mib: int) -> None:
         global _processes
-        memory_limit = memory_mib << 20
-        self.address_space = max(4 * memory_limit, memory_limit + (4 << 30))  # a backstop between two polls
         env = child_environment()
         env.setdefault("MALLOC_ARENA_MAX", "2")
         self.stderr = tempfile.TemporaryFile()
         self.proc = subprocess.Popen(
-            python_module_command("accel_opencl.build_probe", str(self.address_space)),
+            python_module_command("accel_opencl.build_probe"),
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             stderr=self.stderr,
@@ -274,7 +273,6 @@ class _Worker:
         )
         self.owner = os.getpid()
         self.builds = 0
-        self.virtual = 0
         self.tail = ""
         """The end of its stderr, read when it is stopped."""
         self._buffer = bytearray()
@@ -327,7 +325,7 @@ class _Worker:
                     return "ended", {}
                 self._buffer += chunk
                 continue
-            resident, self.virtual = _memory_of(self.proc.pid)
+            resident = _memory_of(self.proc.pid)
             if resident > limits.memory_mib << 20:
                 return "memory", {}
             if time.monotonic() > deadline:
@@ -431,9 +429,7 @@ def _stopped(outcome: str, worker: _Worker, limits: BuildLimits) -> Verdict:
             "it was stopped",
             limits=limits,
         )
-    # Drivers out of address space segfault rather than fail: a crash near the backstop is the limit too.
-    near_backstop = worker.virtual > worker.address_space * 3 // 4
-    if outcome == "memory" or (code != 0 and (near_backstop or any(w in stderr for w in _OOM_WORDS))):
+    if outcome == "memory" or (code != 0 and any(w in stderr for w in _OOM_WORDS)):
         return Verdict(
             False,
             ErrorKind.RESOURCE_LIMIT,
@@ -441,7 +437,15 @@ def _stopped(outcome: str, worker: _Worker, limits: BuildLimits) -> Verdict:
             f"{where}; it was stopped",
             limits=limits,
         )
-    if code is not None and code < 0 and code != -signal.SIGKILL:
+    if code == -signal.SIGKILL:  # not sent by this process: the kernel's OOM killer, most likely
+        return Verdict(
+            False,
+            ErrorKind.RESOURCE_LIMIT,
+            f"the isolated build process was killed (SIGKILL) compiling this OpenCL C source; the system "
+            f"may have run out of memory (the build limit is {limits.memory_mib} MiB, {MEMORY_ENV})",
+            limits=limits,
+        )
+    if code is not None and code < 0:
         return Verdict(
             False,
             ErrorKind.INVALID_ARGUMENT,
