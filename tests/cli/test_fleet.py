@@ -263,3 +263,12 @@ def test_on_lavapipe_case_timeout_skips_caselist_baseline_and_csv(accel, tmp_pat
     assert proc.returncode == 0, proc.stdout + proc.stderr
     (run,) = json.loads(report.read_text())["runs"]
     assert {c["id"]: c["verdict"] for c in run["cases"]}["vulkan.kernel-arguments"] == "xfail"
+
+
+def test_run_options_are_refused_under_merge(accel, tmp_path: Path) -> None:
+    proc = accel(["conformance", "--merge", tmp_path / "x.json", "--shard", "1/2"], providers=[])
+    assert proc.returncode == 2 and "--merge runs nothing" in proc.stderr
+    proc = accel(["conformance", "reference:0", "--shard", "3/2"], providers=["reference"])
+    assert proc.returncode == 2 and "between 1 and N" in proc.stderr
+    proc = accel(["conformance", "reference:0", "--durations", tmp_path / "x.json"], providers=["reference"])
+    assert proc.returncode == 2 and "give --shard" in proc.stderr

@@ -93,7 +93,7 @@ class _Reporter:
 
     def update(self, state: DeviceProgress) -> None:
         device_id = state.entry.device_id
-        failing = [r for r in state.done if r.get("status") == "failed"]
+        failing = [r for r in state.done if r.get("status") in ("failed", "timeout", "crash")]
         expected = sum(1 for r in failing if match_expectation(self.expectations, state.entry, str(r.get("id"))))
         failed = len(failing) - expected
         summary = f"{len(state.done)} cases, {failed} failed" + (f", {expected} xfail" if expected else "")
@@ -410,6 +410,24 @@ def conformance(
     set_json_mode(json_path == "-")
     expectations = _load_expect(expect_values, merge=merge)
     if merge:
+        running = [
+            name
+            for name, value in (
+                ("--shard", shard_text),
+                ("--durations", durations_path),
+                ("--case-timeout", None if case_timeout == "inf" else case_timeout),
+                ("--max-fails", max_fails),
+                ("--cases", cases_file),
+                ("--skip", skip_patterns or None),
+                ("--skips", skips_file),
+            )
+            if value is not None
+        ]
+        if running:
+            raise UsageProblem(
+                f"{', '.join(running)} choose what runs; --merge runs nothing (it combines reports, shards included)",
+                argument=running[0],
+            )
         if not devices:
             raise UsageProblem("--merge needs at least one report file (written by --json)", argument="--merge")
         try:
