@@ -8,9 +8,12 @@ Every run that did not complete carries a synthetic case ``worker`` that
 failed with the reason, so it counts as an unexpected failure unless an
 expectation covers it.
 
-Verdicts: pass, fail, skip, xfail (failed as expected), xpass (an expected
-failure passed). ``fail`` always makes the run unsuccessful; ``xpass`` does
-under ``--strict``.
+Verdicts: pass, fail, timeout (past --case-timeout), crash (the worker died in
+the case), flake (failed, then passed on a retry), skip, xfail (failed as
+expected), xpass (an expected failure passed). ``fail``, ``timeout`` and
+``crash`` always make the run unsuccessful; ``xpass`` and a flake no
+``[[flake]]`` entry lists do under ``--strict``. A run of ``--shard I/N``
+records its shard and full case order; :func:`merge` folds a device's shards.
 """
 
 from __future__ import annotations

@@ -1,10 +1,20 @@
 """Run the conformance suite on many devices, each in its own worker process.
 
 Promise: every device ends as one :class:`~accel_cli.matrix.DeviceRun`, whatever
-its worker did. A worker killed by a signal, exiting without a report, or
-running past ``timeout_s`` (then killed) becomes a ``crashed`` / ``timeout``
-run that keeps the case results streamed before the end and adds a failed
-``worker`` case naming the signal or exit status and the tail of its stderr.
+its workers did. A device's cases run in one worker until something goes wrong
+with a case: a worker that dies (a signal, an exit) while running a case makes
+that cell ``crash`` (the signal and the last lines of its stderr), one running a
+case past ``CaseOptions.case_timeout_s`` is killed and the cell is ``timeout``;
+the device's remaining cases then run in a new worker. An unexpected failure is
+rerun up to ``CaseOptions.retries`` times in fresh workers (a pass makes it
+``flake``, every attempt kept). A worker that dies before its first case (or
+between cases), or a device past ``timeout_s``, becomes a ``crashed`` /
+``timeout`` / ``unavailable`` run that keeps the case results streamed before
+the end and adds a failed ``worker`` case naming the signal or exit status and
+the tail of its stderr. ``CaseOptions.max_fails`` stops scheduling: running
+workers are killed, unrun cases recorded as skipped saying why, devices not
+started become ``stopped`` runs. Shards (``CaseOptions.shard``) and skips are
+applied in the worker (it knows the device's case list).
 Progress: the caller's ``on_progress`` is called from this thread whenever a
 worker reports a case.
 """
