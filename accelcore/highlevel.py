@@ -43,7 +43,7 @@ from .arguments import spirv_value_type
 from .buffers import BufferDesc
 from .engine import CommandEngine, EngineState, ResourcePolicy
 from .environment import DEVICE_ENV, apply_defaults
-from .errors import BackendError, ErrorKind
+from .errors import BackendError, ErrorKind, SubmitRejected
 from .flags import AccessMode, BufferUsage, Capabilities, MemoryDomain
 from .glsl import GLSL_SUFFIXES, compile_glsl, looks_like_glsl
 from .inventory import discover
@@ -767,6 +767,9 @@ class Progress:
     phase: str = "allocate"
     timings: dict[str, float] = field(default_factory=dict)
     on_phase: Callable[[str], None] | None = None
+    raw_submit_errors: bool = False
+    """Let ``SubmitRejected`` through as it is (the CLI maps it); otherwise it is raised as its BackendError.
+    ``SubmitIndeterminate`` (acceptance unknown) always comes through as it is."""
 
 
 class Run:
@@ -836,7 +839,12 @@ class Run:
             if self.progress.on_phase is not None:
                 self.progress.on_phase("submit")
             self._started = time.perf_counter()
-            self.event = engine.submit(device.queue, program, bindings, deadline)
+            try:
+                self.event = engine.submit(device.queue, program, bindings, deadline)
+            except SubmitRejected as exc:
+                if not self.progress.raw_submit_errors:
+                    raise exc.error from exc  # the contract's refusal, as a BackendError
+                raise
             self.progress.phase = "execute"
         except BaseException:
             self._release()

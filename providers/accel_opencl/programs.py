@@ -288,6 +288,12 @@ class ProgramLoader:
                 f"an OpenCL SPIR-V package holds a {inspected.flavour.value} module (Shader/GLCompute, not Kernel)",
             )
         inspected.entry_point(package.entry_point)
+        if inspected.recursive_functions:
+            raise BackendError(
+                ErrorKind.INVALID_ARGUMENT,
+                "OpenCL SPIR-V refused before the driver saw it: it calls functions recursively (function ids "
+                f"{list(inspected.recursive_functions[:8])}), which OpenCL C forbids and on which drivers crash",
+            )
         if not self.il_version and not self.il_khr:
             raise BackendError(ErrorKind.UNSUPPORTED, NO_IL)
         check_capabilities(inspected, self._spirv_capabilities, device=f"OpenCL device {self._device_name!r}")

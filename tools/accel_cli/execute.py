@@ -108,7 +108,7 @@ def run_once(
         raise RunFailure("device_info", f"invalid device metadata: {exc}") from exc
     except BackendError as exc:
         raise RunFailure("device_info", str(exc), exc) from exc
-    progress = Progress(on_phase=on_phase)
+    progress = Progress(on_phase=on_phase, raw_submit_errors=True)
     context_s = load_s = 0.0
     try:
         device.domain = result.domain = _phase("allocate", choose_domain, device.engine.info, domain)
