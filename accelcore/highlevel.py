@@ -43,7 +43,7 @@ from .arguments import spirv_value_type
 from .buffers import BufferDesc
 from .engine import CommandEngine, EngineState, ResourcePolicy
 from .environment import DEVICE_ENV, apply_defaults
-from .errors import BackendError, ErrorKind, SubmitRejected
+from .errors import BackendError, ErrorKind, SubmitIndeterminate, SubmitRejected
 from .flags import AccessMode, BufferUsage, Capabilities, MemoryDomain
 from .glsl import GLSL_SUFFIXES, compile_glsl, looks_like_glsl
 from .inventory import discover
@@ -841,6 +841,12 @@ class Run:
             self._started = time.perf_counter()
             try:
                 self.event = engine.submit(device.queue, program, bindings, deadline)
+            except SubmitIndeterminate as exc:
+                # Acceptance unknown: the event exists and may pin the buffers; the device's reset settles
+                # them. Nothing is released here (a free of a pinned buffer would hide the real outcome).
+                self.event = exc.event
+                self._temporary.clear()
+                raise
             except SubmitRejected as exc:
                 if not self.progress.raw_submit_errors:
                     raise exc.error from exc  # the contract's refusal, as a BackendError
