@@ -191,15 +191,14 @@ class ProgramLoader:
         try:
             if verdict is not None and not verdict.ok:
                 raise verdict.error()  # a binary cached for a source refused since: not ours
+            if verdict is None or verdict.binary_sha256 is None:
+                # Nothing records what this key builds to, so the file could be any valid binary (another
+                # kernel's computes something else without a word): rebuild instead of trusting it.
+                raise BackendError(ErrorKind.INCOMPATIBLE, "no verdict records the binary this key builds to")
             binaries.check_binary_header(self._family, cached)
-            if verdict is not None and verdict.binary_sha256 is not None:
-                if binaries.digest(cached) != verdict.binary_sha256:
-                    raise BackendError(ErrorKind.INCOMPATIBLE, "not the binary the isolated build made for this key")
-                binaries.trust(cached)
-            else:  # no record of what this key builds to: probe it like a given binary
-                binaries.ensure_trusted(
-                    cached, self._device_index, self._device_uuid, package.build_options, package.entry_point
-                )
+            if binaries.digest(cached) != verdict.binary_sha256:
+                raise BackendError(ErrorKind.INCOMPATIBLE, "not the binary the isolated build made for this key")
+            binaries.trust(cached)
             native = self._program_from_binary(context, cached, package.build_options)
             kernel = self._kernel(native, package)
         except BackendError:
