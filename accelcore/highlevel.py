@@ -49,7 +49,7 @@ from .glsl import GLSL_SUFFIXES, compile_glsl, looks_like_glsl
 from .inventory import discover
 from .opencl_signature import opencl_kernels
 from .pack import binding_names, detect_module_kind, pack_module
-from .package import Coverage, Dispatch, DispatchKind, KernelPackage, ModuleKind
+from .package import Dispatch, DispatchKind, KernelPackage, ModuleKind
 from .package_codec import MAGIC, parse_package, write_package
 from .ports import MemorySource
 from .program import ArtifactRef
@@ -424,8 +424,6 @@ def _vulkan_parameters(module: bytes) -> list[Parameter]:
         members = d.type.members if d.type is not None else ()
         if members and members[-1].type.kind in ("runtime_array", "array") and members[-1].type.component is not None:
             element = spirv_value_type(members[-1].type.component)
-            if element is None and members[-1].type.component.kind == "vector":
-                element = None
         only_member = members[0].name if len(members) == 1 else None
         names = [n for n in (d.name, only_member, d.block_name) if n]
         label = names[0] if names else str(position)
@@ -527,9 +525,17 @@ class Kernel:
             self.kind = kind if kind is not None else detect_module_kind(module)
             if self.kind is ModuleKind.SPIRV_VULKAN:
                 self.parameters = tuple(_vulkan_parameters(module))
-                local = self._spec.pop("local_size_x", None)
-                if local is not None:
-                    self._local_size = (int(str(local)), *(self._local_size or (1, 1))[1:3])[:3]
+                size = list(self._local_size or (1, 1, 1)) + [1] * (3 - len(self._local_size or ()))
+                given = False
+                for axis, key in enumerate(("local_size_x", "local_size_y", "local_size_z")):
+                    value = self._spec.pop(key, None)
+                    if value is None:
+                        continue
+                    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+                        raise _invalid(f"spec {key}={value!r}: a work-group size is a positive integer")
+                    size[axis], given = value, True
+                if given:
+                    self._local_size = (size[0], size[1], size[2])
             elif self.kind is ModuleKind.OPENCL_BINARY:
                 raise _invalid(f"{name}: an OpenCL device binary says nothing about its arguments; load its .kpkg")
             else:
@@ -542,8 +548,16 @@ class Kernel:
     @staticmethod
     def _package_parameters(pkg: KernelPackage) -> tuple[Parameter, ...]:
         names = {slot: name for name, slot in binding_names(pkg).items()}
+        declared = declared_elements(pkg)  # a package's arrays are dtype-checked like a raw module's
         return tuple(
-            Parameter(names.get(row.slot, str(row.slot)), "buffer", row.slot, None, row.access, set=row.set)
+            Parameter(
+                names.get(row.slot, str(row.slot)),
+                "buffer",
+                row.slot,
+                declared.get(row.slot, ("", None))[1],
+                row.access,
+                set=row.set,
+            )
             for row in sorted(pkg.bindings, key=lambda r: (r.set, r.native_index))
         )
 
@@ -737,9 +751,7 @@ def _checked_array(param: Parameter, row: Any, value: object, pkg: KernelPackage
         raise _invalid(
             f"{what}: {nbytes} bytes are not a whole number of the kernel's {row.element_size}-byte elements"
         )
-    if row.coverage is not Coverage.UNKNOWN:
-        pass  # the engine checks stated coverage at submit
-    return value
+    return value  # stated coverage is the engine's to check at submit
 
 
 class RunCancelled(Exception):

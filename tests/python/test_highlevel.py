@@ -210,3 +210,33 @@ def test_elements_a_write_only_kernel_leaves_alone_come_back_as_given(entry, tmp
         kernel(out, n=100, global_size=256)
     np.testing.assert_array_equal(out[:100], 7.0)
     np.testing.assert_array_equal(out[100:], np.arange(100, 256, dtype=np.float32))  # never device garbage
+
+
+@pytest.mark.parametrize("entry", OPENCL[:1] + VULKAN, ids=OPENCL_IDS[:1] + VULKAN_IDS)
+def test_a_kernel_package_checks_array_dtypes_too(entry, files: Path) -> None:
+    """A .kpkg records its arguments; its buffers are still checked against the module's element types."""
+    from accelcore.pack import pack_module
+    from accelcore.package_codec import write_package
+
+    if entry.provider == "opencl":
+        pkg = pack_module((files / "saxpy.cl").read_bytes(), arguments={"a": 2.0, "n": 64}, global_size=64)
+    else:
+        from accelcore.glsl import compile_glsl
+
+        pkg = pack_module(compile_glsl(SAXPY_GLSL.encode()), push_constants={"a": 2.0, "n": 64}, global_size=64)
+    (files / "k.kpkg").write_bytes(write_package(pkg))
+    x, y = (np.ones(64, np.float32), np.ones(64, np.float32))
+    with ac.open(entry.device_id) as dev:
+        kernel = dev.kernel(files / "k.kpkg")
+        with pytest.raises(BackendError, match=r"declares f32 elements .* float64"):
+            kernel(x.astype(np.float64), y)
+        kernel(x, y)
+    np.testing.assert_array_equal(y, 3.0)
+
+
+@pytest.mark.parametrize("entry", VULKAN, ids=VULKAN_IDS)
+def test_a_work_group_size_spec_must_be_a_positive_integer(entry, files: Path) -> None:
+    with ac.open(entry.device_id) as dev:
+        for bad in (64.5, "64", 0):
+            with pytest.raises(BackendError, match="work-group size is a positive integer"):
+                dev.kernel(files / "groups.comp", spec={"local_size_x": bad})
