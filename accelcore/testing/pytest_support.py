@@ -15,10 +15,10 @@ from typing import Any
 import pytest
 
 from accelcore.errors import BackendError, ErrorKind
-from accelcore.registry import DeviceEntry, ProviderUnavailable
+from accelcore.registry import DeviceEntry, ProviderUnavailable, load_families
 from accelcore.testing.selection import device_test_id, is_wanted, wanted_globs
 
-__all__ = ["device_params", "raises_kind"]
+__all__ = ["device_params", "raises_kind", "real_device_params"]
 
 
 def device_params(discover: Callable[[], Iterable[DeviceEntry]], label: str) -> tuple[list[Any], list[str]]:
@@ -41,3 +41,25 @@ def raises_kind(kind: ErrorKind) -> Iterator[pytest.ExceptionInfo[BackendError]]
     with pytest.raises(BackendError) as info:
         yield info
     assert info.value.kind is kind, f"expected {kind.name}, got {info.value}"
+
+
+def real_device_params() -> list[Any]:
+    """``(family, entry)`` params of every wanted real device (``ACCEL_DEVICES``), marked with the family's
+    name; a family that is unavailable is one skip param with its reason. The reference family is left out."""
+    wanted = wanted_globs()
+    params: list[Any] = []
+    for name, family in load_families().items():
+        if name == "reference":
+            continue
+        if isinstance(family, ProviderUnavailable):
+            params.append(pytest.param(None, None, id=name, marks=pytest.mark.skip(reason=family.reason)))
+            continue
+        try:
+            entries = family.discover()
+        except ProviderUnavailable as exc:
+            params.append(pytest.param(None, None, id=name, marks=pytest.mark.skip(reason=exc.reason)))
+            continue
+        for entry in entries:
+            if is_wanted(entry, wanted):
+                params.append(pytest.param(family, entry, id=device_test_id(entry), marks=getattr(pytest.mark, name)))
+    return params

@@ -215,7 +215,7 @@ def test_v2_byte_rules(raises_kind: RaisesKind) -> None:
     for name, bad in cases.items():
         with raises_kind(ErrorKind.INVALID_ARGUMENT):
             parse_package(bad)
-        assert bad != data or name == "nonzero padding"
+        assert bad != (short_data if name == "nonzero padding" else data), name  # each case really changed bytes
 
 
 def test_v2_without_v2_fields_is_not_canonical(raises_kind: RaisesKind) -> None:

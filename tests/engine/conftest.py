@@ -8,9 +8,8 @@ import pytest
 
 from accelcore import AccessMode, ArtifactRef, BufferDesc, BufferUsage, MemoryDomain, MemorySource
 from accelcore.engine import CommandEngine, ResourcePolicy
-from accelcore.registry import ProviderUnavailable, load_families
 from accelcore.testing import REFERENCE_FORMAT, REFERENCE_TARGET, FaultAccelerator, ReferenceAccelerator, encode_program
-from accelcore.testing.selection import device_test_id, is_wanted, wanted_globs
+from accelcore.testing.pytest_support import real_device_params
 
 U = BufferUsage
 IN = U.TRANSFER_DESTINATION | U.TRANSFER_SOURCE | U.PROGRAM_INPUT
@@ -88,21 +87,4 @@ def make() -> object:
 
 def real_devices() -> list[Any]:
     """``(family, entry)`` params of every wanted real device (ACCEL_DEVICES); a missing family is a skip."""
-    wanted = wanted_globs()
-    params = []
-    for name, family in load_families().items():
-        if name == "reference":
-            continue
-        if isinstance(family, ProviderUnavailable):
-            params.append(pytest.param(None, None, id=name, marks=pytest.mark.skip(reason=family.reason)))
-            continue
-        try:
-            entries = family.discover()
-        except ProviderUnavailable as exc:
-            params.append(pytest.param(None, None, id=name, marks=pytest.mark.skip(reason=exc.reason)))
-            continue
-        for entry in entries:
-            if not is_wanted(entry, wanted):
-                continue
-            params.append(pytest.param(family, entry, id=device_test_id(entry), marks=getattr(pytest.mark, name)))
-    return params
+    return real_device_params()

@@ -45,8 +45,8 @@ from accelcore import (
     QueueDesc,
     Timeout,
 )
-from accelcore.registry import ProviderUnavailable, load_families
-from accelcore.testing.selection import device_test_id, is_wanted, wanted_globs
+from accelcore.testing.pytest_support import real_device_params
+from accelcore.testing.selection import device_test_id
 from accelcore.waiting import poll_until_terminal
 
 SCALE = float(os.environ.get("ACCEL_SOAK_SCALE", "1"))
@@ -74,27 +74,7 @@ def rss_mib() -> float:
         return int(statm.read().split()[1]) * PAGE / 2**20
 
 
-def _devices() -> list[Any]:
-    wanted = wanted_globs()
-    params = []
-    for name, family in load_families().items():
-        if name == "reference":
-            continue
-        if isinstance(family, ProviderUnavailable):
-            params.append(pytest.param(None, None, id=name, marks=pytest.mark.skip(reason=family.reason)))
-            continue
-        try:
-            entries = family.discover()
-        except ProviderUnavailable as exc:
-            params.append(pytest.param(None, None, id=name, marks=pytest.mark.skip(reason=exc.reason)))
-            continue
-        for entry in entries:
-            if is_wanted(entry, wanted):
-                params.append(pytest.param(family, entry, id=device_test_id(entry), marks=getattr(pytest.mark, name)))
-    return params
-
-
-DEVICES = _devices()
+DEVICES = real_device_params()
 
 
 class Soak:
