@@ -72,11 +72,12 @@ class OpenCLKernel:
         return next((p for p in self.parameters if p.name == name), None)
 
 
-_COMMENTS = re.compile(r"//[^\n]*|/\*.*?\*/", re.DOTALL)
-_KERNEL = re.compile(
-    r"\b(?:__kernel|kernel)\b(?P<pre>[^;{}]*?)\bvoid\s+(?P<name>[A-Za-z_]\w*)\s*\((?P<params>[^)]*)\)",
-    re.DOTALL,
+_COMMENT_START = re.compile(r"//|/\*")
+_TOKENS = re.compile(
+    r"(?P<kernel>\b(?:__kernel|kernel)\b)|(?P<void>\bvoid\s+(?P<name>[A-Za-z_]\w*)\s*\()|(?P<sep>[;{}])"
 )
+_MAX_PRE_CHARS = 4096
+"""Attribute text between ``__kernel`` and ``void`` searched for ``reqd_work_group_size``."""
 _REQD = re.compile(r"reqd_work_group_size\s*\(\s*(\d+)\s*,\s*(\d+)\s*,\s*(\d+)\s*\)")
 _DEFINE = re.compile(r"^[ \t]*#[ \t]*define[ \t]+([A-Za-z_]\w*)[ \t]+([^\n\\]*?)[ \t]*$", re.MULTILINE)
 _QUALIFIERS = {"const", "volatile", "restrict", "__restrict", "__restrict__", "__read_only", "__write_only"}
@@ -182,15 +183,62 @@ def _parameter(index: int, text: str, macros: dict[str, str]) -> OpenCLParameter
 
 def opencl_kernels(source: str, build_options: str = "") -> tuple[OpenCLKernel, ...]:
     """Every ``__kernel`` function in ``source``, with its parameters (see the module docstring)."""
-    text = _COMMENTS.sub(" ", source)
+    text = _strip_comments(source)
     macros = {name: value for name, value in _DEFINE.findall(text) if not value.startswith("(")}
     macros.update(build_option_macros(build_options))
     kernels = []
-    for match in _KERNEL.finditer(text):
-        params_text = match.group("params").strip()
-        pieces = [] if params_text in ("", "void") else [p.strip() for p in params_text.split(",")]
-        reqd = _REQD.search(_substitute(match.group("pre"), macros))
-        size = (int(reqd.group(1)), int(reqd.group(2)), int(reqd.group(3))) if reqd else None
-        parameters = tuple(_parameter(i, p, macros) for i, p in enumerate(pieces))
-        kernels.append(OpenCLKernel(match.group("name"), parameters, size))
+    pending: int | None = None  # end of a __kernel keyword not yet followed by its void NAME(
+    resume = 0  # a signature's parameter list is not searched for further tokens
+    for match in _TOKENS.finditer(text):
+        if match.start() < resume:
+            continue
+        if match.group("kernel"):
+            pending = match.end()
+        elif match.group("sep"):
+            pending = None
+        elif pending is not None:
+            stop = _next_boundary(text, match.end())
+            close = text.find(")", match.end(), stop)
+            pending_end, pending = pending, None
+            if close < 0:
+                continue  # no parameter list closes before the next statement or kernel: not a signature
+            params_text = text[match.end() : close].strip()
+            pieces = [] if params_text in ("", "void") else [p.strip() for p in params_text.split(",")]
+            pre = text[max(pending_end, match.start() - _MAX_PRE_CHARS) : match.start()]
+            reqd = _REQD.search(_substitute(pre, macros))
+            size = (int(reqd.group(1)), int(reqd.group(2)), int(reqd.group(3))) if reqd else None
+            parameters = tuple(_parameter(i, p, macros) for i, p in enumerate(pieces))
+            kernels.append(OpenCLKernel(match.group("name"), parameters, size))
+            resume = close + 1
     return tuple(kernels)
+
+
+_BOUNDARY = re.compile(r"[;{}]|\b(?:__kernel|kernel)\b")
+
+
+def _next_boundary(text: str, start: int) -> int:
+    """Where the statement or the next kernel signature after ``start`` begins (len(text) if none)."""
+    found = _BOUNDARY.search(text, start)
+    return len(text) if found is None else found.start()
+
+
+def _strip_comments(source: str) -> str:
+    """``//`` and ``/* */`` comments replaced by a space, in one pass (an unclosed ``/*`` ends the text)."""
+    out: list[str] = []
+    position = 0
+    while True:
+        found = _COMMENT_START.search(source, position)
+        if found is None:
+            out.append(source[position:])
+            break
+        out.append(source[position : found.start()])
+        out.append(" ")
+        if found.group() == "//":
+            end = source.find("\n", found.end())
+            position = len(source) if end < 0 else end
+        else:
+            end = source.find("*/", found.end())
+            if end < 0:
+                break
+            position = end + 2
+    return "".join(out)

@@ -241,3 +241,16 @@ def test_unsupported_vulkan_resources(tool, tmp_path, raises_kind) -> None:
     assert done.returncode == 0, done.stdout
     pkg = pack_module((tmp_path / "s.spv").read_bytes(), dispatch=Dispatch(DispatchKind.FIXED, (1, 1, 1)))
     assert [(b.slot, b.set, b.native_index) for b in pkg.bindings] == [(0, 1, 0)]
+
+
+@pytest.mark.timeout(60)
+@pytest.mark.parametrize(
+    "hostile",
+    ["kernel " * 40000, "kernel void a( " * 40000, "/* " * 60000, "__kernel void k(int a" * 30000],
+    ids=["keywords", "unclosed-signatures", "unclosed-comments", "no-closing-paren"],
+)
+def test_signature_parsing_is_linear_in_the_source(hostile: str) -> None:
+    """Untrusted OpenCL C: the old regexes took 6 s for 8,000 'kernel ' tokens and grew quadratically (minutes
+    for these inputs); the timeout mark turns such a regression into a failure instead of a hang."""
+    assert opencl_kernels(hostile) == ()
+    assert opencl_kernels(hostile + "*/\n__kernel void ok(__global int *a) { }")[-1].name == "ok"
