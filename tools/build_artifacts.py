@@ -176,9 +176,10 @@ def glsl_output(name: str) -> Output:
     )
 
 
-NUMERICS_GLSL = ("numerics_f32",)
-"""The numerics suite's GLSL modules (accelcore.conformance.numerics; packed at run time per function)."""
-NUMERICS_OPENCL = ("numerics_f32",)
+NUMERICS_GLSL = tuple(sorted(path.stem for path in (ARTIFACTS / "src" / "glsl").glob("numerics_*.comp")))
+"""The numerics suite's GLSL modules, every ``src/glsl/numerics_*.comp`` (accelcore.conformance.numerics;
+packed at run time per function)."""
+NUMERICS_OPENCL = tuple(sorted(path.stem for path in (ARTIFACTS / "src" / "opencl").glob("numerics_*.cl")))
 """The numerics suite's OpenCL C files: run as source by the drivers; compiled to OpenCL SPIR-V here
 with clang-15 as a check that they are valid OpenCL C 1.2 (and for IL-only devices)."""
 

@@ -17,10 +17,13 @@ from typing import Any
 import numpy as np
 
 from ..case import CaseContext, ConformanceCase
+from .features import feature_cases
 from .functions import F32_FUNCTIONS, F32Function
+from .integer import integer_cases
 from .judge import measure
 from .kernels import OPENCL, VULKAN, launch, package_for
 from .sweep import sweep
+from .wide import wide_cases
 
 __all__ = ["NUMERICS_PREFIX", "QUICK_FUNCTIONS", "is_quick", "numerics_cases"]
 
@@ -85,4 +88,7 @@ def numerics_cases(api: str, claims: Mapping[str, Any] | None = None) -> tuple[C
         raise ValueError(f"api must be {OPENCL!r} or {VULKAN!r}, not {api!r}")
     facts = dict(claims or {})
     cases: list[ConformanceCase] = [_f32_case(fn, api, facts) for fn in F32_FUNCTIONS]
+    cases.extend(wide_cases(api, facts))
+    cases.extend(integer_cases(api, facts))
+    cases.extend(feature_cases(api, facts))
     return tuple(cases)
