@@ -496,6 +496,29 @@ def numerics_claims(native: Any) -> dict[str, object]:
         "f32_denormals": bool(single & 1),
         "fp16": "cl_khr_fp16" in extensions,
         "fp64": bool(int(ask("double_fp_config") or 0)) or "cl_khr_fp64" in extensions,
+        **subgroup_claims(ask, extensions),
+    }
+
+
+def subgroup_claims(ask: Any, extensions: list[str]) -> dict[str, object]:
+    """Subgroup support as the device states it (numerics.subgroup-*): cl_khr_subgroups in CL_DEVICE_EXTENSIONS
+    or __opencl_c_subgroups in CL_DEVICE_OPENCL_C_FEATURES (OpenCL 3.0), CL_DEVICE_MAX_NUM_SUB_GROUPS, and
+    the -cl-std a kernel using the built-ins needs (CL3.0 for the feature, CL2.0 for the extension)."""
+    features = [str(getattr(f, "name", f)) for f in (ask("opencl_c_features") or ())]
+    version = str(ask("opencl_c_version") or "")
+    try:
+        major = int(version.split()[2].split(".")[0]) if version.startswith("OpenCL C ") else 1
+    except (IndexError, ValueError):
+        major = 1
+    feature = "__opencl_c_subgroups" in features and major >= 3
+    extension = "cl_khr_subgroups" in extensions
+    source = "__opencl_c_subgroups" if feature else "cl_khr_subgroups" if extension else ""
+    return {
+        "subgroups": bool(source),
+        "subgroup_source": source,
+        "subgroup_build_options": "-cl-std=CL3.0" if feature else "-cl-std=CL2.0" if extension and major >= 2 else "",
+        "max_num_sub_groups": int(ask("max_num_sub_groups") or 0),
+        "opencl_c_version": version.strip(),
     }
 
 

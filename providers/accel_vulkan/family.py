@@ -38,6 +38,11 @@ class VulkanHooks:
         counts: Mapping[str, int] = provider.live_resources()
         return counts
 
+    def copy_paths(self, provider: Any) -> list[dict[str, int]]:
+        """What each accepted submission's descriptor writes name (recording starts at the first call)."""
+        records: list[dict[str, int]] = provider.copy_paths()
+        return records
+
 
 class InstanceFactory:
     """Builds a fresh :class:`VulkanAccelerator` per call and remembers each one's validation messages."""
@@ -143,7 +148,44 @@ def _numerics_claims(entry: DeviceEntry) -> dict[str, object]:
     """What the device advertises for the numerics suite (shaderFloat16 / shaderFloat64 via its native facts).
     Without DenormPreserve in the module, Vulkan lets every float32 subnormal flush whatever the device says."""
     facts = entry.facts
-    return {"fp16": bool(facts and facts.fp16), "fp64": bool(facts and facts.fp64)}
+    return {"fp16": bool(facts and facts.fp16), "fp64": bool(facts and facts.fp64), **_feature_claims(entry)}
+
+
+_FLOAT_CONTROLS_INDEPENDENCE = {0: "32_BIT_ONLY", 1: "ALL", 2: "NONE"}
+_SUBGROUP_OPERATIONS = ("basic", "vote", "arithmetic", "ballot", "shuffle", "shuffle_relative", "clustered", "quad")
+
+
+def _feature_claims(entry: DeviceEntry) -> dict[str, object]:
+    """The device's VkPhysicalDeviceSubgroupProperties and VkPhysicalDeviceFloatControlsProperties (core in
+    Vulkan 1.1 / 1.2, read with vkGetPhysicalDeviceProperties2 on the physical device of ``entry``'s
+    deviceUUID), for numerics.subgroup-* and numerics.denormals.f32; {} when it cannot be read."""
+    from ._binding import ffi, vk
+    from .errors import native
+    from .instance import shared_instance
+
+    try:
+        binding = vk()
+        for physical in shared_instance(False).physical_devices():
+            ids = binding.VkPhysicalDeviceIDProperties()
+            subgroup = binding.VkPhysicalDeviceSubgroupProperties(pNext=ids)
+            controls = binding.VkPhysicalDeviceFloatControlsProperties(pNext=subgroup)
+            native("vkGetPhysicalDeviceProperties2", physical, binding.VkPhysicalDeviceProperties2(pNext=controls))
+            if bytes(ffi().buffer(ids.deviceUUID, 16)) != entry.uuid:
+                continue
+            operations = int(subgroup.supportedOperations)
+            return {
+                "subgroup_size": int(subgroup.subgroupSize),
+                "subgroup_compute": bool(subgroup.supportedStages & binding.VK_SHADER_STAGE_COMPUTE_BIT),
+                "subgroup_operations": [n for bit, n in enumerate(_SUBGROUP_OPERATIONS) if operations >> bit & 1],
+                "shader_denorm_preserve_f32": bool(controls.shaderDenormPreserveFloat32),
+                "shader_denorm_flush_to_zero_f32": bool(controls.shaderDenormFlushToZeroFloat32),
+                "denorm_behavior_independence": _FLOAT_CONTROLS_INDEPENDENCE.get(
+                    int(controls.denormBehaviorIndependence), str(int(controls.denormBehaviorIndependence))
+                ),
+            }
+    except (BackendError, AttributeError) as error:
+        log.info("vulkan:%s: subgroup / float-controls properties not read: %s", entry.index, error)
+    return {}
 
 
 provider_family = VulkanFamily()

@@ -1,0 +1,34 @@
+#version 450
+// The numerics suite's denormal probe (accelcore.conformance.numerics.features, docs/numerics.md
+// "Denormals"): the computation of ../opencl/numerics_denorm.cl in GLSL. Every invocation applies the
+// operation op[i] to its operands (0 add, 1 sub, 2 mul, 3 div, 4 sqrt, 5 fma, 6 copy).
+// This module declares OpExecutionMode DenormPreserve 32 (SPV_KHR_float_controls, core in Vulkan 1.2 /
+// SPIR-V 1.4), written with GL_EXT_spirv_intrinsics because GLSL has no word for it: 4459 is the
+// DenormPreserve execution mode, 4464 its capability. On a device that reports
+// VkPhysicalDeviceFloatControlsProperties.shaderDenormPreserveFloat32, float32 subnormals must then be
+// kept (Vulkan spec, "Precision and Operation of SPIR-V Instructions"); numerics_denorm.comp is the
+// same computation without the mode.
+#extension GL_EXT_spirv_intrinsics : require
+spirv_execution_mode(extensions = ["SPV_KHR_float_controls"], capabilities = [4464], 4459, 32);
+layout(local_size_x = 64) in;
+layout(std430, binding = 0) readonly buffer O { int op[]; };
+layout(std430, binding = 1) readonly buffer A { float a[]; };
+layout(std430, binding = 2) readonly buffer B { float b[]; };
+layout(std430, binding = 3) readonly buffer C { float c[]; };
+layout(std430, binding = 4) writeonly buffer R { float r[]; };
+
+void main() {
+    uint i = gl_GlobalInvocationID.x;
+    float x = a[i], y = b[i], z = c[i];
+    float v;
+    switch (op[i]) {
+    case 0: v = x + y; break;
+    case 1: v = x - y; break;
+    case 2: v = x * y; break;
+    case 3: v = x / y; break;
+    case 4: v = sqrt(x); break;
+    case 5: v = fma(x, y, z); break;
+    default: v = x; break;
+    }
+    r[i] = v;
+}
