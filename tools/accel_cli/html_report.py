@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import html
 
+from .heatmap import CSS as HEATMAP_CSS
+from .heatmap import numerics_heatmap
 from .matrix import Matrix
 
 __all__ = ["matrix_to_html"]
@@ -42,7 +44,7 @@ def matrix_to_html(matrix: Matrix, *, strict: bool = False, title: str = "accel 
     parts = [
         "<!DOCTYPE html>",
         '<html lang="en"><head><meta charset="utf-8">',
-        f"<title>{esc(title)}</title><style>{_CSS}</style></head><body>",
+        f"<title>{esc(title)}</title><style>{_CSS}{HEATMAP_CSS}</style></head><body>",
         f"<h1>{esc(title)}</h1>",
         f'<p class="{"ok" if ok else "bad"}">{"OK" if ok else "UNEXPECTED RESULTS"} — '
         + ", ".join(f"{v} {k}" for k, v in counts.items())
@@ -82,6 +84,9 @@ def matrix_to_html(matrix: Matrix, *, strict: bool = False, title: str = "accel 
                 notes.append(f"<dt>{esc(run.label)} · {esc(case_id)} · {esc(cell.verdict)}</dt><dd>{esc(reason)}</dd>")
         parts.append("</tr>")
     parts.append("</tbody></table>")
+    heatmap = numerics_heatmap(matrix)
+    if heatmap:
+        parts.append(heatmap)
     if notes:
         parts.append("<h2>Reasons</h2><dl>" + "".join(notes) + "</dl>")
     slowest = sorted(
