@@ -65,7 +65,7 @@ VULKAN_DENORM_SECTION = (
     "DenormPreserve); SPV_KHR_float_controls DenormPreserve"
 )
 SUBGROUP_SECTION = {
-    kernels.OPENCL: "OpenCL C 3.0 §6.15.19 Subgroup Functions; OpenCL 3.0 API §4.2 CL_DEVICE_MAX_NUM_SUB_GROUPS",
+    kernels.OPENCL: "OpenCL C 3.0 Subgroup Functions; OpenCL 3.0 API §4.2 CL_DEVICE_MAX_NUM_SUB_GROUPS",
     kernels.VULKAN: "Vulkan 1.3 §Subgroups, SubgroupSize built-in; VkPhysicalDeviceSubgroupProperties",
 }
 WORKGROUP = 64
