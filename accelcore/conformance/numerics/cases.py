@@ -3,7 +3,8 @@
 ``numerics_cases(api, claims)`` gives the cases a provider family adds to its extra cases; ``api`` is
 ``opencl`` or ``vulkan`` (which kernels run and which spec's limits judge them), ``claims`` what the
 device says about itself (``f32_denormals``: CL_FP_DENORM in CL_DEVICE_SINGLE_FP_CONFIG; ``fp16`` /
-``fp64``: the type is advertised). Each float case runs one launch over its whole sweep
+``fp64``: the type is advertised; ``f16_denormals`` / ``f64_denormals``: CL_FP_DENORM in the half / double
+FP config). The f16/f64 cases are :mod:`.wide`'s. Each float case runs one launch over its whole sweep
 (:mod:`.sweep`), measures every value in ulps against float64 references (:mod:`.functions`) and
 judges it against the API's limit (:mod:`.limits`, :mod:`.judge`); the result carries the numbers
 (``CaseResult.metrics``) and the cell text the matrix shows.
@@ -25,19 +26,26 @@ from .kernels import OPENCL, VULKAN, launch, package_for
 from .sweep import sweep
 from .wide import wide_cases
 
-__all__ = ["NUMERICS_PREFIX", "QUICK_FUNCTIONS", "is_quick", "numerics_cases"]
+__all__ = ["NUMERICS_PREFIX", "QUICK_FUNCTIONS", "QUICK_WIDE_FUNCTIONS", "is_quick", "numerics_cases"]
 
 NUMERICS_PREFIX = "numerics."
 QUICK_FUNCTIONS = ("add", "div", "sqrt", "fma", "exp", "log", "sin", "pow", "floor", "fmin")
 """The f32 functions of ``--quick``: one of each kind of promise."""
+QUICK_WIDE_FUNCTIONS = ("div", "fma", "exp", "sin")
+"""The f64 and f16 functions of ``--quick`` (with ``numerics.support.f64`` / ``.f16``)."""
 
 
 def is_quick(case_id: str) -> bool:
     """Whether ``case_id`` is in the quick subset (``accel conformance --quick``): every non-numerics case,
-    the f32 cases of :data:`QUICK_FUNCTIONS` and every non-f32 numerics case (they are single small launches)."""
+    the f32 cases of :data:`QUICK_FUNCTIONS`, the support cases and the f64/f16 cases of
+    :data:`QUICK_WIDE_FUNCTIONS`, and every numerics case of another type (they are single small launches)."""
     parts = case_id.split(".")
     if parts[0] != "numerics" or len(parts) < 3:
         return True
+    if parts[1] == "support":
+        return True
+    if parts[-1] in ("f64", "f16"):
+        return parts[1] in QUICK_WIDE_FUNCTIONS
     return parts[-1] != "f32" or parts[1] in QUICK_FUNCTIONS
 
 

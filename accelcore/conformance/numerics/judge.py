@@ -1,4 +1,5 @@
-"""Measuring a device's float32 results against a function's exact values and one API's limit.
+"""Measuring a device's results (float32, float16 or float64: the format is the result array's) against a
+function's exact values and one API's limit.
 
 Acceptable results, per value (the OpenCL C spec's section 7.4 rules; the Vulkan spec's the same way):
 
@@ -23,23 +24,27 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from .functions import F32Function
 from .limits import Limit
-from .ulp import flush_subnormals, is_subnormal, same_value, ulp_error
+from .ulp import FMT_F32, Format, bits_of, flush_subnormals, is_subnormal, same_value, ulp_error
 
-__all__ = ["Measurement", "describe_f32", "measure"]
+__all__ = ["Measurement", "describe", "describe_f32", "measure"]
 
 F32 = npt.NDArray[np.float32]
 F64 = npt.NDArray[np.float64]
 
 
-def describe_f32(value: Any) -> str:
-    """``repr`` of a float32 with its bit pattern: ``-0x1.8p+1 (-3.0, 0xc0400000)``."""
-    v = np.float32(value)
-    bits = int(np.array([v], dtype=np.float32).view(np.uint32)[0])
+def describe(value: Any, fmt: Format = FMT_F32) -> str:
+    """``repr`` of a value of ``fmt`` with its bit pattern: ``-3.0 (-0x1.8p+1, 0xc0400000)``."""
+    v = fmt.dtype(value)
+    bits = int(bits_of(np.array([v], dtype=fmt.dtype), fmt)[0])
     if math.isnan(float(v)):
-        return f"nan (0x{bits:08x})"
-    return f"{float(v)!r} ({float(v).hex()}, 0x{bits:08x})"
+        return f"nan (0x{bits:0{fmt.width}x})"
+    return f"{float(v)!r} ({float(v).hex()}, 0x{bits:0{fmt.width}x})"
+
+
+def describe_f32(value: Any) -> str:
+    """``repr`` of a float32 with its bit pattern: ``-3.0 (-0x1.8p+1, 0xc0400000)``."""
+    return describe(value, FMT_F32)
 
 
 def _ulps(value: float) -> str:
@@ -152,10 +157,13 @@ class Measurement:
         }
 
 
-def _accept(got: F32, exact: F64, bound: F64, limit: Limit, zero_sign: bool) -> tuple[npt.NDArray[np.bool_], F64]:
-    err = ulp_error(got, exact)
-    with np.errstate(invalid="ignore", over="ignore"):
-        rounded = exact.astype(np.float32)
+def _accept(
+    got: Any, exact: Any, bound: F64, limit: Limit, zero_sign: bool, fmt: Format = FMT_F32, rounded: Any = None
+) -> tuple[npt.NDArray[np.bool_], Any]:
+    err = ulp_error(got, exact, fmt)
+    if rounded is None:
+        with np.errstate(invalid="ignore", over="ignore"):
+            rounded = exact.astype(fmt.dtype)
     if limit.cr:
         ok = same_value(got, rounded, zero_sign=zero_sign)
     else:
@@ -166,33 +174,48 @@ def _accept(got: F32, exact: F64, bound: F64, limit: Limit, zero_sign: bool) -> 
     return ok, err
 
 
-def measure(
-    fn: F32Function, api: str, limit: Limit, inputs: Sequence[F32], got: F32, *, flush_allowed: bool
-) -> Measurement:
-    """Judge ``got`` (one float32 per input) for ``fn`` on ``api`` (``opencl`` or ``vulkan``)."""
+def _rounded(fn: Any, inputs: Sequence[Any], exact: Any, fmt: Format) -> Any:
+    """The correctly rounded result: the function's own exact rounding when it has one (float64: the
+    longdouble value may round twice), else ``exact`` rounded once."""
+    rounded = getattr(fn, "rounded", None)
+    if rounded is not None:
+        return rounded(inputs)
+    with np.errstate(invalid="ignore", over="ignore"):
+        return exact.astype(fmt.dtype)
+
+
+def measure(fn: Any, api: str, limit: Limit, inputs: Sequence[Any], got: Any, *, flush_allowed: bool) -> Measurement:
+    """Judge ``got`` (one result per input, float32/float16/float64) for ``fn`` on ``api`` (``opencl`` or
+    ``vulkan``). ``fn`` has ``name``, ``zero_sign``, ``fmt`` (default float32), ``exact(inputs)`` (in the
+    format's wide type) and optionally ``rounded(inputs)`` (the correctly rounded results)."""
     zero_sign = api == "opencl" and fn.zero_sign
-    got = np.asarray(got, dtype=np.float32)
-    exact = fn.exact(inputs)
+    fmt: Format = getattr(fn, "fmt", FMT_F32)
+    got = np.asarray(got, dtype=fmt.dtype)
+    inputs = [np.asarray(x, dtype=fmt.dtype) for x in inputs]
+    exact = np.asarray(fn.exact(inputs), dtype=fmt.wide)
     with np.errstate(all="ignore"):
-        wide = [np.asarray(x, dtype=np.float32).astype(np.float64) for x in inputs]
+        wide = [x.astype(fmt.wide) for x in inputs]
         domain = np.ones(exact.shape, dtype=bool) if limit.domain is None else limit.domain(wide, exact)
-        ok, err = _accept(got, exact, limit.bound(wide, exact), limit, zero_sign)
+        rounded = _rounded(fn, inputs, exact, fmt)
+        ok, err = _accept(got, exact, limit.bound(wide, exact), limit, zero_sign, fmt, rounded)
         base_ok = ok.copy()
         flushed_ok = np.zeros(exact.shape, dtype=bool)
         if flush_allowed:
-            result_flushed = is_subnormal(exact) & (got == 0) & ~ok
+            result_flushed = is_subnormal(exact, fmt) & (got == 0) & ~ok
             err = np.where(result_flushed, 0.0, err)
             flushed_ok |= result_flushed
             ok = ok | result_flushed
             has_subnormal = np.zeros(exact.shape, dtype=bool)
             for x in inputs:
-                has_subnormal |= is_subnormal(x)
+                has_subnormal |= is_subnormal(x, fmt)
             if has_subnormal.any():
-                flushed_inputs = [flush_subnormals(x) for x in inputs]
-                flushed_exact = fn.exact(flushed_inputs)
-                wide_flushed = [x.astype(np.float64) for x in flushed_inputs]
-                ok_f, err_f = _accept(got, flushed_exact, limit.bound(wide_flushed, flushed_exact), limit, zero_sign)
-                accepted = ok_f | (is_subnormal(flushed_exact) & (got == 0))
+                flushed_inputs = [flush_subnormals(x, fmt) for x in inputs]
+                flushed_exact = np.asarray(fn.exact(flushed_inputs), dtype=fmt.wide)
+                wide_flushed = [x.astype(fmt.wide) for x in flushed_inputs]
+                flushed_rounded = _rounded(fn, flushed_inputs, flushed_exact, fmt)
+                ok_f, err_f = _accept(got, flushed_exact, limit.bound(wide_flushed, flushed_exact), limit, zero_sign,
+                                      fmt, flushed_rounded)  # fmt: skip
+                accepted = ok_f | (is_subnormal(flushed_exact, fmt) & (got == 0))
                 if limit.domain is not None:  # flushed operands the promise does not cover: anything goes
                     accepted |= ~limit.domain(wide_flushed, flushed_exact)
                 newly = has_subnormal & accepted & ~ok
@@ -201,13 +224,15 @@ def measure(
                 ok = ok | newly
         alternative_ok = np.zeros(exact.shape, dtype=bool)
         for other in limit.alternatives(wide) if limit.alternatives is not None else []:
-            ok_a, err_a = _accept(got, other, limit.bound(wide, other), limit, zero_sign)
+            other = np.asarray(other, dtype=fmt.wide)
+            ok_a, err_a = _accept(got, other, limit.bound(wide, other), limit, zero_sign, fmt)
             newly = ok_a & ~ok
             err = np.where(newly, err_a, err)
             alternative_ok |= newly
             ok = ok | newly
         bound = limit.bound(wide, exact)
-        abs_err = np.abs(got.astype(np.float64) - exact)
+        abs_err = np.abs(got.astype(fmt.wide) - exact).astype(np.float64)
+    err = np.asarray(err, dtype=np.float64)
     judged = domain
     failing = judged & ~ok
     # The worst value: the largest error relative to its limit (for a fixed limit, the largest error).
@@ -224,17 +249,17 @@ def measure(
         worst = -1
     outside = ~domain
     with np.errstate(all="ignore"):
-        return _measurement(fn, api, limit, inputs, got, exact, err, bound, judged, failing, worst, outside,
-                            abs_err, flushed_ok & ~base_ok, alternative_ok)  # fmt: skip
+        return _measurement(fn, api, limit, inputs, got, rounded, err, bound, judged, failing, worst, outside,
+                            abs_err, flushed_ok & ~base_ok, alternative_ok, fmt)  # fmt: skip
 
 
 def _measurement(
-    fn: F32Function,
+    fn: Any,
     api: str,
     limit: Limit,
-    inputs: Sequence[F32],
-    got: F32,
-    exact: F64,
+    inputs: Sequence[Any],
+    got: Any,
+    rounded: Any,
     err: F64,
     bound: F64,
     judged: npt.NDArray[np.bool_],
@@ -244,20 +269,21 @@ def _measurement(
     abs_err: F64,
     flushed: npt.NDArray[np.bool_],
     alternative_ok: npt.NDArray[np.bool_],
+    fmt: Format = FMT_F32,
 ) -> Measurement:
     finite_abs = np.where(judged & np.isfinite(abs_err), abs_err, 0.0)
     measurement = Measurement(
         function=fn.name,
         api=api,
         limit=limit,
-        values=int(exact.size),
+        values=int(got.size),
         judged=int(judged.sum()),
         failures=int(failing.sum()),
         max_error=float(err[judged].max()) if judged.any() else 0.0,
         worst_index=worst,
-        worst_inputs=tuple(describe_f32(x[worst]) for x in inputs) if worst >= 0 else (),
-        worst_expected=describe_f32(exact[worst].astype(np.float32)) if worst >= 0 else "",
-        worst_got=describe_f32(got[worst]) if worst >= 0 else "",
+        worst_inputs=tuple(describe(x[worst], fmt) for x in inputs) if worst >= 0 else (),
+        worst_expected=describe(rounded[worst], fmt) if worst >= 0 else "",
+        worst_got=describe(got[worst], fmt) if worst >= 0 else "",
         worst_error=float(err[worst]) if worst >= 0 else 0.0,
         worst_limit=float(bound[worst]) if worst >= 0 else 0.0,
         outside=int(outside.sum()),

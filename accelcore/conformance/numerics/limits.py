@@ -24,7 +24,9 @@ from dataclasses import dataclass
 import numpy as np
 import numpy.typing as npt
 
-from .ulp import F32_MAX, ulp
+from .ulp import F32_MAX, FMT_F16, Format, ulp
+
+_F16 = FMT_F16
 
 __all__ = ["OPENCL_SECTION", "VULKAN_SECTION", "Limit"]
 
@@ -101,11 +103,11 @@ def vk_domain(extra: Callable[[Inputs, F64], Bool] | None = None) -> Callable[[I
 
 
 def abs_to_ulps(bound: F64, exact: F64) -> F64:
-    return np.asarray(bound, dtype=np.float64) / ulp(exact)
+    return np.asarray(np.asarray(bound, dtype=np.float64) / ulp(exact), dtype=np.float64)
 
 
 def rel_to_ulps(rel: F64, exact: F64) -> F64:
-    return np.asarray(rel, dtype=np.float64) * np.abs(exact) / ulp(exact)
+    return np.asarray(np.asarray(rel, dtype=np.float64) * np.abs(exact) / ulp(exact), dtype=np.float64)
 
 
 def vk(text: str, ulps: float = 0.0, *, extra: Callable[[Inputs, F64], Bool] | None = None) -> Limit:
@@ -149,7 +151,8 @@ def vk_pow_ulps(inputs: Inputs, exact: F64) -> F64:
         d_log = np.where(inside, 2.0**-21, 3.0 * ulp(log2x))
         t = y * log2x
         dt = np.abs(y) * d_log + 0.5 * ulp(t)
-        return 3.0 + 2.0 * (np.abs(t) + dt) + rel_to_ulps(np.expm1(math.log(2.0) * dt) * 1.01, exact)
+        bound: F64 = 3.0 + 2.0 * (np.abs(t) + dt) + rel_to_ulps(np.expm1(math.log(2.0) * dt) * 1.01, exact)
+        return bound
 
 
 _TRIG_ABS = 2.0**-11
@@ -265,3 +268,102 @@ def vk_atan2_domain(inputs: Inputs, exact: F64) -> Bool:
 
 def vk_log_domain(inputs: Inputs, exact: F64) -> Bool:
     return inputs[0] > 0
+
+
+# --------------------------------------------------------------------------- float64 and float16
+
+OPENCL_SECTION_F64 = "OpenCL C 3.0 §7.4 Relative Error as ULPs (double precision table, full profile)"
+OPENCL_SECTION_F16 = "OpenCL C 3.0 §7.4 Relative Error as ULPs (half precision table, full profile)"
+VULKAN_SECTION_F64 = (
+    "Vulkan 1.3 §Precision and Operation of SPIR-V Instructions: 'the precision of double-precision instructions "
+    "is at least that of single precision' (single-precision table, in double ulps)"
+)
+VULKAN_SECTION_F16 = "Vulkan 1.3 §Precision and Operation of SPIR-V Instructions (half-precision column)"
+
+
+def cl_wide(section: str, text: str, ulps: float = 0.0, *, cr: bool = False) -> Limit:
+    """A fixed OpenCL limit from the double or half table (``cr``: correctly rounded)."""
+    return Limit(text, section, cr=cr, ulps=ulps)
+
+
+def vk_domain_of(fmt: Format, extra: Callable[[Inputs, F64], Bool] | None = None) -> Callable[[Inputs, F64], Bool]:
+    """Finite inputs, a finite result inside ``fmt``'s range, and ``extra``."""
+
+    def domain(inputs: Inputs, exact: F64) -> Bool:
+        with np.errstate(invalid="ignore"):
+            ok = _finite(*inputs, exact) & (np.abs(exact) <= fmt.max)
+            return ok if extra is None else ok & extra(inputs, exact)
+
+    return domain
+
+
+def vk_wide(
+    fmt: Format,
+    section: str,
+    text: str,
+    ulps: float = 0.0,
+    *,
+    cr: bool = False,
+    per_value: Callable[[Inputs, F64], F64] | None = None,
+    extra: Callable[[Inputs, F64], Bool] | None = None,
+    alternatives: Callable[[Inputs], list[F64]] | None = None,
+    measure: str = "ulp",
+) -> Limit:
+    """A Vulkan limit for float16 or float64 (finite inputs and results only, like every Vulkan limit here)."""
+    return Limit(text, section, cr=cr, ulps=ulps, per_value=per_value, domain=vk_domain_of(fmt, extra),
+                 alternatives=alternatives, measure=measure)  # fmt: skip
+
+
+def vk_div_domain_of(fmt: Format) -> Callable[[Inputs, F64], Bool]:
+    """OpFDiv: 2.5 ULP for |y| in [2^emin, 2^(emax-1)] of the format (f32: [2^-126, 2^126]; f16: [2^-14, 2^14])."""
+    low, high = 2.0**fmt.emin, 2.0 ** (fmt.emax - 1)
+
+    def domain(inputs: Inputs, exact: F64) -> Bool:
+        y = np.abs(inputs[1])
+        result: Bool = (y >= low) & (y <= high)
+        return result
+
+    return domain
+
+
+def vk_sqrt_ulps_of(fmt: Format) -> Callable[[Inputs, F64], F64]:
+    """sqrt inherited from 1.0 / inversesqrt(x): inversesqrt's 2 ULP and the division's 2.5 ULP, as a relative
+    bound (2 + 2.5)·2^(1-p), per value in ulps of the format."""
+    rel = 4.5 * 2.0 ** (1 - fmt.p)
+
+    def bound(inputs: Inputs, exact: F64) -> F64:
+        return np.asarray(rel * np.abs(exact) / ulp(exact, fmt), dtype=np.float64)
+
+    return bound
+
+
+def vk_exp_ulps_f16(inputs: Inputs, exact: F64) -> F64:
+    """exp, exp2 on 16-bit floats: 1 + 2|x| ULP."""
+    return 1.0 + 2.0 * np.abs(np.asarray(inputs[0], dtype=np.float64))
+
+
+def vk_log_ulps_f16(inputs: Inputs, exact: F64) -> F64:
+    """log, log2 on 16-bit floats: 3 ULP outside [0.5, 2.0]; absolute error < 2^-7 inside."""
+    x = inputs[0]
+    inside = (x >= 0.5) & (x <= 2.0)
+    return np.where(inside, np.full(x.shape, 2.0**-7) / ulp(exact, _F16), 3.0)
+
+
+def vk_trig_ulps_f16(inputs: Inputs, exact: F64) -> F64:
+    """sin, cos on 16-bit floats: absolute error <= 2^-7 inside [-pi, pi]."""
+    return np.asarray(np.full(exact.shape, 2.0**-7) / ulp(exact, _F16), dtype=np.float64)
+
+
+def vk_fma_unfused_of(fmt: Format) -> Callable[[Inputs], list[F64]]:
+    """fma inherited from OpFMul followed by OpFAdd: the product rounded to the format, then the sum (whose
+    rounding is the judged one; exact in the wide type: two values of the format)."""
+
+    def alternatives(inputs: Inputs) -> list[F64]:
+        a, b, c = inputs
+        with np.errstate(invalid="ignore", over="ignore"):
+            product = (np.asarray(a, dtype=fmt.dtype) * np.asarray(b, dtype=fmt.dtype)).astype(fmt.wide)
+            if fmt.dtype is np.float64:
+                return [(product.astype(np.float64) + np.asarray(c, dtype=np.float64)).astype(fmt.wide)]
+            return [product + c]
+
+    return alternatives
