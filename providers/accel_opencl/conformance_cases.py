@@ -481,7 +481,8 @@ def kernel_arguments(ctx: CaseContext) -> None:
 
 def numerics_claims(native: Any) -> dict[str, object]:
     """What the device says about its number formats, for the numerics suite: CL_FP_DENORM in
-    CL_DEVICE_SINGLE_FP_CONFIG, cl_khr_fp16 / cl_khr_fp64 (or a double FP config)."""
+    CL_DEVICE_SINGLE_FP_CONFIG, cl_khr_fp16 / cl_khr_fp64 (or a double FP config, or the OpenCL 3.0 feature
+    __opencl_c_fp64), CL_FP_DENORM in the double and half FP configs (f64_denormals / f16_denormals)."""
     device = native.device
 
     def ask(name: str) -> Any:
@@ -491,11 +492,16 @@ def numerics_claims(native: Any) -> dict[str, object]:
             return None
 
     single = int(ask("single_fp_config") or 0)
+    double = int(ask("double_fp_config") or 0)  # numerics.support.f64 and the f64 cases
+    half = int(ask("half_fp_config") or 0)  # numerics.support.f16 and the f16 cases
     extensions = str(ask("extensions") or "").split()
+    c_features = {str(getattr(f, "name", f)) for f in (ask("opencl_c_features") or ())}  # OpenCL 3.0
     return {
         "f32_denormals": bool(single & 1),
         "fp16": "cl_khr_fp16" in extensions,
-        "fp64": bool(int(ask("double_fp_config") or 0)) or "cl_khr_fp64" in extensions,
+        "fp64": bool(double) or "cl_khr_fp64" in extensions or "__opencl_c_fp64" in c_features,
+        "f64_denormals": bool(double & 1),  # CL_FP_DENORM in CL_DEVICE_DOUBLE_FP_CONFIG
+        "f16_denormals": bool(half & 1),  # CL_FP_DENORM in CL_DEVICE_HALF_FP_CONFIG
         **subgroup_claims(ask, extensions),
     }
 
