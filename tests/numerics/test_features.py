@@ -283,3 +283,21 @@ def test_the_denorm_preserve_module_declares_the_mode_and_validates() -> None:
             ["spirv-val", "--target-env", "vulkan1.2", "/dev/stdin"], input=module, capture_output=True, check=False
         )
         assert done.returncode == 0, done.stderr
+
+
+def test_a_claimed_denorm_preserve_that_does_not_run_fails() -> None:
+    """The case as built for a Vulkan device that reports shaderDenormPreserveFloat32 (lavapipe does not, so the
+    claim is handed in): the DenormPreserve module must run; here the provider refuses its capability, and the
+    case fails saying so rather than passing on the first module alone."""
+    from accelcore.conformance.numerics.features import feature_cases
+
+    inventory = discover(["vulkan"])
+    if not inventory.devices:
+        pytest.skip("no Vulkan device here")
+    entry = inventory.devices[0]
+    setup = inventory.family_of(entry).conformance(entry)
+    case = feature_cases("vulkan", {"shader_denorm_preserve_f32": True})[0]
+    (result,) = run(setup.factory, setup.target, setup.hooks, [case], select=[case.id]).cases
+    assert result.status is CaseStatus.FAILED, result.reason
+    assert "device reports shaderDenormPreserveFloat32 but the DenormPreserve module did not run" in result.reason
+    assert "needs capability DenormPreserve" in result.reason

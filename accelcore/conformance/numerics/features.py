@@ -357,6 +357,7 @@ def _denormals_case(api: str, claims: Mapping[str, Any]) -> ConformanceCase:
             "section": section,
             "correctly_rounded": True,
             "values": len(probes),
+            "judged": int((probes.kind != "pad").sum()),
         }
         if api == kernels.OPENCL:
             keep = bool(claims.get("f32_denormals"))
@@ -390,9 +391,14 @@ def _denormals_case(api: str, claims: Mapping[str, Any]) -> ConformanceCase:
                 try:
                     result = run("denorm_preserve")
                 except Exception as exc:  # a refused module on a device that claims the mode fails the case
+                    words = describe_exception(exc).splitlines()[0][:300]
+                    if "needs capability DenormPreserve" in words:
+                        words += (
+                            " (the provider's capability check: accelcore.spirv.vulkan_supported_capabilities does "
+                            "not map VkPhysicalDeviceFloatControlsProperties to the float-controls capabilities)"
+                        )
                     report.problems.append(
-                        "device reports shaderDenormPreserveFloat32 but the DenormPreserve module did not run: "
-                        + describe_exception(exc).splitlines()[0][:300]
+                        f"device reports shaderDenormPreserveFloat32 but the DenormPreserve module did not run: {words}"
                     )
                 else:
                     preserve = judge_denormals(
@@ -643,6 +649,8 @@ def _subgroup_case(api: str, claims: Mapping[str, Any], operation: str) -> Confo
                 "failures": len(check.problems),
                 "sizes": check.sizes,
                 "workgroups": check.groups,
+                "values": count,
+                "judged": count,
                 "claims": claimed,
                 **check.details,
             }
