@@ -136,6 +136,9 @@ def test_subgroup_ids_are_checked_against_the_claim() -> None:
     assert any("local ids" in p for p in check_subgroup_ids("opencl", broken.reshape(-1), {}).problems)
     too_many = check_subgroup_ids("opencl", _ids(4), {"max_num_sub_groups": 8})
     assert any("CL_DEVICE_MAX_NUM_SUB_GROUPS 8" in p for p in too_many.problems)
+    # a subgroup larger than the work-group (subgroupSize 128): one partial subgroup of 64, reported as 128
+    partial = np.array([[128, 128, 1, 0, item] for item in range(WORKGROUP)], dtype=np.uint32).reshape(-1)
+    assert not check_subgroup_ids("vulkan", partial, {"subgroup_size": 128}).problems
 
 
 def _sums(a: np.ndarray[Any, np.dtype[np.uint32]], size: int, extra: int = 0) -> np.ndarray[Any, np.dtype[np.uint32]]:

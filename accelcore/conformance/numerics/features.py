@@ -494,10 +494,15 @@ def check_subgroup_ids(api: str, ids: U32, claims: Mapping[str, Any]) -> Subgrou
         for k, index in members.items():
             lanes = sorted(lane[index].tolist())
             sizes = set(size[index].tolist())
-            if lanes != list(range(len(index))) or sizes != {len(index)}:
+            # GLSL's size field is gl_SubgroupSize: every subgroup of 64 is full below 64 and the one
+            # subgroup is partial above it (64 active invocations of a larger subgroup)
+            reported = {largest_n} if api == kernels.VULKAN else {len(index)}
+            members_ok = api != kernels.VULKAN or len(index) == min(largest_n, WORKGROUP)
+            if lanes != list(range(len(index))) or sizes != reported or not members_ok:
                 check.problems.append(
                     f"{where}, sub-group {k}: {len(index)} work-items report sizes {sorted(sizes)} and local ids "
-                    f"{lanes[:8]}{'...' if len(lanes) > 8 else ''} (want size {len(index)}, ids 0..{len(index) - 1})"
+                    f"{lanes[:8]}{'...' if len(lanes) > 8 else ''} (want size {sorted(reported)[0]}, "
+                    f"ids 0..{len(index) - 1}, {min(largest_n, WORKGROUP)} members)"
                 )
             if len(index) > largest_n:
                 check.problems.append(f"{where}, sub-group {k}: {len(index)} work-items, more than the max {largest_n}")
