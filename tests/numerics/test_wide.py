@@ -180,7 +180,9 @@ _FUNCTIONS = ["numerics.add.{t}", "numerics.fma.{t}", "numerics.sqrt.{t}", "nume
 @pytest.mark.parametrize("type_", ["f64", "f16"])
 def test_function_cases_on_the_first_device_with_the_type(provider: str, type_: str) -> None:
     entry, setup = _first_with(provider, type_)
-    ids = [f.format(t=type_) for f in _FUNCTIONS] + ([f"numerics.sin.{type_}"] if type_ == "f16" else [])
+    ids = [f.format(t=type_) for f in _FUNCTIONS] + (
+        [f"numerics.sin.{type_}", f"numerics.tan.{type_}"] if type_ == "f16" else []
+    )
     report = run(setup.factory, setup.target, setup.hooks, setup.numerics_cases, select=ids)
     assert len(report.cases) == len(ids)
     for result in report.cases:

@@ -479,7 +479,6 @@ _CL_F16_ULPS = {"rsqrt": 1, "exp": 2, "exp2": 2, "log": 2, "log2": 2, "pow": 4, 
                 "asin": 2, "acos": 2, "atan": 2, "atan2": 2, "sinh": 2, "cosh": 2, "tanh": 2}  # fmt: skip
 _GLSL_CORE = ("add", "sub", "mul", "div", "sqrt", "rsqrt", "fma", "floor", "ceil", "trunc", "round", "fmin", "fmax")
 _NOT_IN_GLSL_F64 = "not in GLSL for f64 (GLSL.std.450's {name} exists for 16- and 32-bit floats only)"
-_F16_INHERITED = ("pow", "tan", "asin", "acos", "sinh", "cosh", "tanh")
 
 
 def _cl_limit(name: str, section: str, ulps: Mapping[str, float]) -> Limit:
@@ -491,10 +490,9 @@ def _cl_limit(name: str, section: str, ulps: Mapping[str, float]) -> Limit:
 
 
 def _vk_limit(name: str, fmt: Format) -> Limit | None:
-    """The Vulkan limit on the type, None where GLSL has no such function for it (f64 transcendentals) or the
-    half-precision bound is inherited and not composed here yet (f16 pow tan asin acos sinh cosh tanh)."""
+    """The Vulkan limit on the type, None where GLSL has no such function for it (f64 transcendentals, fmod)."""
     section = lim.VULKAN_SECTION_F64 if fmt is FMT_F64 else lim.VULKAN_SECTION_F16
-    if (fmt is FMT_F64 and name not in _GLSL_CORE) or (fmt is FMT_F16 and name in _F16_INHERITED) or name == "fmod":
+    if (fmt is FMT_F64 and name not in _GLSL_CORE) or name == "fmod":
         return None
     if name in ("add", "sub", "mul", "floor", "ceil", "trunc", "fmin", "fmax"):
         return lim.vk_wide(fmt, section, "cr", cr=True)
@@ -522,18 +520,27 @@ def _vk_limit(name: str, fmt: Format) -> Limit | None:
         return lim.vk_wide(fmt, section, "5", 5.0)
     if name == "atan2":
         return lim.vk_wide(fmt, section, "5", 5.0, extra=lim.vk_atan2_domain)
+    if name == "pow":
+        return lim.vk_wide(fmt, section, "exp2(y·log2 x)", per_value=lim.vk_pow_ulps_f16, extra=lim.vk_pow_domain)
+    if name == "tan":
+        return lim.vk_wide(fmt, section, "sin/cos", per_value=lim.vk_tan_ulps_f16, extra=lim.vk_tan_domain_f16)
+    if name in ("asin", "acos"):
+        text = "atan2(x,√(1-x²))" if name == "asin" else "atan2(√(1-x²),x)"
+        return lim.vk_wide(fmt, section, text, per_value=lim.vk_asin_ulps_f16, extra=lim.vk_unit_domain)
+    if name in ("sinh", "cosh"):
+        text = "(eˣ-e⁻ˣ)/2" if name == "sinh" else "(eˣ+e⁻ˣ)/2"
+        return lim.vk_wide(fmt, section, text, per_value=lim.vk_hyperbolic_ulps_f16,
+                           extra=lim.vk_hyperbolic_domain_f16)  # fmt: skip
+    if name == "tanh":
+        return lim.vk_wide(fmt, section, "sinh/cosh", per_value=lim.vk_tanh_ulps_f16,
+                           extra=lim.vk_hyperbolic_domain_f16)  # fmt: skip
     raise AssertionError(name)
 
 
 def _glsl_missing(name: str, fmt: Format) -> str:
     if name == "fmod":
         return _FMOD_MISSING
-    if fmt is FMT_F64:
-        return _NOT_IN_GLSL_F64.format(name=name)
-    return (
-        f"the Vulkan half-precision bound of {name} is inherited from other functions and not composed for "
-        "float16 yet (docs/numerics.md, Missing)"
-    )
+    return _NOT_IN_GLSL_F64.format(name=name)
 
 
 def wide_domain(name: str, fmt: Format) -> Domain:

@@ -20,6 +20,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 import numpy.typing as npt
@@ -367,3 +368,77 @@ def vk_fma_unfused_of(fmt: Format) -> Callable[[Inputs], list[F64]]:
             return [product + c]
 
     return alternatives
+
+
+# float16 "inherited" bounds (the half-precision column's parts composed as for float32 above)
+
+_F16_EPS = 2.0**-10
+"""ulp(r) <= 2^-10 |r| for a normal float16."""
+_F16_TRIG_ABS = 2.0**-7
+_F16_ATAN_ULPS = 5.0
+
+
+def _ulps16(bound: Any, exact: F64) -> F64:
+    return np.asarray(np.asarray(bound, dtype=np.float64) / ulp(exact, _F16), dtype=np.float64)
+
+
+def vk_tan_domain_f16(inputs: Inputs, exact: F64) -> Bool:
+    return (np.abs(inputs[0]) <= math.pi) & (np.abs(np.cos(inputs[0])) > 2 * _F16_TRIG_ABS)
+
+
+def vk_tan_ulps_f16(inputs: Inputs, exact: F64) -> F64:
+    """tan on 16-bit floats: inherited from sin() / cos(), each within 2^-7 absolute, the division 2.5 ULP."""
+    c = np.abs(np.cos(inputs[0]))
+    bound = _F16_TRIG_ABS * (1.0 + np.abs(exact)) / (c - _F16_TRIG_ABS)
+    return _ulps16(bound, exact) + 2.5
+
+
+def vk_asin_ulps_f16(inputs: Inputs, exact: F64) -> F64:
+    """asin / acos on 16-bit floats: atan2's 5 ULP plus |x| times the error of sqrt(1 - x*x) (x*x and 1 - x*x
+    each rounded, <= 2^-12 each; sqrt inherited, relative 4.5·2^-10)."""
+    x = inputs[0]
+    u = np.maximum(1.0 - x * x, 0.0)
+    du = 2.0**-11
+    with np.errstate(divide="ignore", invalid="ignore"):
+        shift = np.minimum(np.sqrt(du), np.where(u > 0, du / (2 * np.sqrt(u)), np.inf))
+    inner = shift + 4.5 * _F16_EPS * np.sqrt(u + du)
+    return _F16_ATAN_ULPS + _ulps16(np.abs(x) * inner * 1.01, exact)
+
+
+def _f16_exp_pair_error(x: F64) -> F64:
+    """Absolute error of (exp(x) +- exp(-x)) * 0.5 on 16-bit floats: each exp within (1 + 2|x|) ULP, the sum
+    rounding."""
+    e = np.exp(x) + np.exp(-x)
+    return np.asarray(0.5 * e * _F16_EPS * (1.0 + 2.0 * np.abs(x) + 0.5), dtype=np.float64)
+
+
+def vk_hyperbolic_ulps_f16(inputs: Inputs, exact: F64) -> F64:
+    """sinh, cosh on 16-bit floats: inherited from (exp(x) -+ exp(-x)) * 0.5."""
+    return _ulps16(_f16_exp_pair_error(inputs[0]), exact)
+
+
+def vk_hyperbolic_domain_f16(inputs: Inputs, exact: F64) -> Bool:
+    return np.abs(inputs[0]) < 11.0  # exp(x) stays below 65504
+
+
+def vk_tanh_ulps_f16(inputs: Inputs, exact: F64) -> F64:
+    """tanh on 16-bit floats: inherited from sinh(x) / cosh(x)."""
+    x = inputs[0]
+    d = _f16_exp_pair_error(x)
+    bound = (d + np.abs(exact) * d) / (np.cosh(x) - d)
+    return _ulps16(bound, exact) + 2.5
+
+
+def vk_pow_ulps_f16(inputs: Inputs, exact: F64) -> F64:
+    """pow on 16-bit floats: inherited from exp2(y * log2(x)): log2's error (2^-7 absolute on [0.5, 2], else
+    3 ULP) times |y|, the multiply's rounding, then exp2's 1 + 2|t| ULP on a perturbed t."""
+    x, y = inputs
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+        log2x = np.log2(x)
+        inside = (x >= 0.5) & (x <= 2.0)
+        d_log = np.where(inside, 2.0**-7, 3.0 * ulp(log2x, _F16))
+        t = y * log2x
+        dt = np.abs(y) * d_log + 0.5 * ulp(t, _F16)
+        rel = np.expm1(math.log(2.0) * dt) * 1.01
+        bound: F64 = 1.0 + 2.0 * (np.abs(t) + dt) + _ulps16(rel * np.abs(exact), exact)
+        return bound

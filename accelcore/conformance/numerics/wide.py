@@ -135,10 +135,7 @@ def _function_case(fn: WideFunction, api: str, claims: Mapping[str, Any]) -> Con
             ctx.record({**base, "cell": f"no {fn.type}"})
             ctx.skip(f"device does not claim {fn.type}")
         if limit is None:
-            if fn.name == "fmod":
-                cell = "not in GLSL"
-            else:
-                cell = "not in GLSL for f64" if fn.type == "f64" else "not composed"
+            cell = "not in GLSL" if fn.name == "fmod" else "not in GLSL for f64"
             ctx.record({**base, "cell": cell})
             ctx.skip(fn.glsl_missing)
         inputs = wide_sweep(fn.name, fn.arity, fn.domain, fn.fmt)
