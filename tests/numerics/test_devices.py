@@ -14,10 +14,12 @@ from accel_cli.expectations import DEFAULT_EXPECTATIONS, load_expectations, matc
 from accel_cli.inventory import discover
 
 from accelcore.conformance.numerics import is_quick, kernels
+from accelcore.conformance.numerics.functions import F32_FUNCTIONS
 from accelcore.conformance.report import CaseStatus
 from accelcore.conformance.suite import run
 
 EXPECTED = load_expectations(DEFAULT_EXPECTATIONS)
+F32_NAMES = {fn.name for fn in F32_FUNCTIONS}
 
 
 def _first(provider: str) -> Any:
@@ -45,8 +47,11 @@ def test_quick_numerics_subset_passes_or_is_a_known_finding(provider: str) -> No
         if result.status is CaseStatus.SKIPPED:
             assert result.reason, f"{result.id}: a skip must say why"
             continue
-        assert result.metrics["values"] >= 1 << 16 and result.metrics["judged"] > 0, result.id
-        assert "ulp" in result.metrics["cell"] or "abs" in result.metrics["cell"], result.metrics["cell"]
+        assert result.metrics.get("cell"), f"{result.id}: a measured case shows a cell"
+        if result.id.split(".")[1] in F32_NAMES and result.id.endswith(".f32"):
+            # the float32 function cases: a full sweep, judged in ulps (or absolute error for sin/cos)
+            assert result.metrics["values"] >= 1 << 16 and result.metrics["judged"] > 0, result.id
+            assert "ulp" in result.metrics["cell"] or "abs" in result.metrics["cell"], result.metrics["cell"]
         if result.status is CaseStatus.FAILED and match_expectation(EXPECTED, entry, result.id) is None:
             problems.append(f"{result.id}: {result.reason}")
     assert not problems, "\n".join(problems)
