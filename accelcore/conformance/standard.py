@@ -532,10 +532,12 @@ def submission_copy_path_diagnostics(ctx: CaseContext) -> None:
     if not callable(report):
         ctx.skip("the hooks do not report copy paths (ConformanceHooks.copy_paths)")
     session = ctx.open()
-    rig = _Rig(ctx, session)
-    before = report(session.provider)
+    before = report(session.provider)  # before the fixtures are written: their bytes belong to the run's record
     if before is None:
         ctx.skip("the provider does not track copy paths (copy_paths returned None)")
+    before = list(before)
+    rig = _Rig(ctx, session)
+    written = sum(len(fb.fixture.initial) for fb in rig.fixtures)
     event = rig.submit(ctx, what="the target run")
     _wait_complete(ctx, rig, event, "the target run")
     session.destroy_event(event)
@@ -543,7 +545,8 @@ def submission_copy_path_diagnostics(ctx: CaseContext) -> None:
     after = list(report(session.provider) or [])
     new = after[len(before) :]
     ctx.check(len(new) == 1, f"one submission was made but the provider reported {len(new)} copy-path records")
-    record = {key: int(new[0].get(key, 0)) for key in ("direct", "shared", "staged", "transfer_bytes")}
+    keys = ("direct", "shared", "staged", "staged_bytes", "transfer_bytes")
+    record = {key: int(new[0].get(key, 0)) for key in keys}
     bound = len(rig.fixtures)
     counted = record["direct"] + record["shared"] + record["staged"]
     ctx.record({"copy_path": record})
@@ -551,9 +554,14 @@ def submission_copy_path_diagnostics(ctx: CaseContext) -> None:
     ctx.check(
         record["staged"] == 0,
         f"{record['staged']} of {bound} bindings were staged (copied through a bounce buffer, "
-        f"{record['transfer_bytes']} bytes moved): a bound buffer must be used in place",
+        f"{record['staged_bytes']} bound bytes): a bound buffer must be used in place",
     )
     ctx.check(record["direct"] > 0, f"no binding was direct (device memory used in place): {record}")
+    ctx.check(
+        record["transfer_bytes"] == written,
+        f"the case wrote {written} bytes into the fixtures before the run (explicit transfers) but the "
+        f"record counts {record['transfer_bytes']} transfer bytes: {record}",
+    )
     ctx.note(
         f"direct {record['direct']}, shared {record['shared']}, staged 0, {record['transfer_bytes']} transfer bytes"
     )

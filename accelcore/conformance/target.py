@@ -9,7 +9,7 @@ from typing import Any, Protocol
 from ..flags import AccessMode, BufferUsage, MemoryDomain
 from ..program import ArtifactFormat, TargetIdentity
 
-__all__ = ["BindingFixture", "ConformanceHooks", "ConformanceTarget"]
+__all__ = ["BindingFixture", "ConformanceHooks", "ConformanceTarget", "CopyPathLog", "CopyPathRecord"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -92,9 +92,13 @@ class ConformanceHooks(Protocol):
 
     Optional (looked up with ``getattr``; ``submission.copy-path-diagnostics`` skips without it):
     ``copy_paths(provider)``: one mapping per accepted submission on this instance, in order, with
-    ``direct`` (bindings the program uses in place in device memory), ``shared`` (host or shared
-    memory used in place), ``staged`` (copied through a bounce buffer) and ``transfer_bytes`` (bytes
-    such copies moved).
+    ``direct`` (bindings the program uses in place in device-local memory), ``shared`` (in place in
+    host or shared memory that is not device-local), ``staged`` (bindings the program does not use
+    in place: copied through a bounce buffer), ``staged_bytes`` (the bytes of those bound ranges)
+    and ``transfer_bytes`` (bytes the provider's explicit ``write_buffer``/``read_buffer`` calls
+    moved since the previous record, or since recording began). A provider may record only from
+    its first ``copy_paths`` call on (:class:`CopyPathLog`): that call then answers ``[]``. None:
+    not tracked.
     """
 
     def hold_submissions(self, provider: Any) -> None: ...
@@ -102,3 +106,40 @@ class ConformanceHooks(Protocol):
     def complete_held(self, provider: Any, event: Any) -> None: ...
 
     def live_resources(self, provider: Any) -> Mapping[str, int] | None: ...
+
+
+CopyPathRecord = tuple[int, int, int, int, int]
+"""(direct, shared, staged, staged_bytes, explicit-transfer bytes so far): one accepted submission."""
+
+
+class CopyPathLog:
+    """The records a provider keeps for ``ConformanceHooks.copy_paths`` once diagnostics are on.
+
+    A provider makes one at the first ``copy_paths`` call (until then its submit path only tests that
+    it has none) and appends one :data:`CopyPathRecord` per accepted submission: the binding counts of
+    the path that submission really took plus the provider's running count of explicit-transfer bytes
+    (``start`` is that count when the log was made). :meth:`report` turns the running count into the
+    bytes moved since the previous record. Unbounded while on: a diagnostics tool, not for production.
+    """
+
+    __slots__ = ("records", "start")
+
+    def __init__(self, transferred: int = 0) -> None:
+        self.records: list[CopyPathRecord] = []
+        self.start = transferred
+
+    def report(self) -> list[dict[str, int]]:
+        out: list[dict[str, int]] = []
+        previous = self.start
+        for direct, shared, staged, staged_bytes, transferred in self.records:
+            out.append(
+                {
+                    "direct": direct,
+                    "shared": shared,
+                    "staged": staged,
+                    "staged_bytes": staged_bytes,
+                    "transfer_bytes": transferred - previous,
+                }
+            )
+            previous = transferred
+        return out

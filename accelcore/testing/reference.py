@@ -280,7 +280,11 @@ class ReferenceAccelerator:
         self.copy_paths: list[dict[str, int]] = []
         """Per accepted submission: how its bindings reach the program (``ConformanceHooks.copy_paths``).
         The reference runs on the buffers' own bytes: DEVICE buffers are ``direct``, HOST and SHARED ones
-        ``shared`` (host memory the program reads in place); nothing is ``staged``, no bytes are copied."""
+        ``shared`` (host memory the program reads in place); nothing is ``staged``. ``transfer_bytes``:
+        what write_buffer/read_buffer moved since the previous submission (or since construction)."""
+        self.transferred = 0
+        """Bytes moved by successful write_buffer/read_buffer calls on this instance."""
+        self._transferred_at_submit = 0
 
     def __repr__(self) -> str:
         return f"<ReferenceAccelerator live={self.live_resources()}>"
@@ -358,6 +362,10 @@ class ReferenceAccelerator:
         validate_transfer(buffer.desc, offset, length, write=write)
 
     def write_buffer(self, buffer: RefBuffer, offset: int, data: ByteSource) -> None:
+        self._write(buffer, offset, data)
+        self.transferred += data.len()
+
+    def _write(self, buffer: RefBuffer, offset: int, data: ByteSource) -> None:
         self._check(buffer, RefBuffer)
         length = data.len()
         self._check_transfer(buffer, offset, length, write=True)
@@ -382,6 +390,10 @@ class ReferenceAccelerator:
             position += segment.nbytes
 
     def read_buffer(self, buffer: RefBuffer, offset: int, data: ByteSink) -> None:
+        self._read(buffer, offset, data)
+        self.transferred += data.len()
+
+    def _read(self, buffer: RefBuffer, offset: int, data: ByteSink) -> None:
         self._check(buffer, RefBuffer)
         length = data.len()
         self._check_transfer(buffer, offset, length, write=False)
@@ -485,7 +497,10 @@ class ReferenceAccelerator:
         )
         queue.users += 1
         program.users += 1
-        self.copy_paths.append(self._copy_path(buffers))
+        path = self._copy_path(buffers)
+        path["transfer_bytes"] = self.transferred - self._transferred_at_submit
+        self._transferred_at_submit = self.transferred
+        self.copy_paths.append(path)
         for buffer in buffers:
             buffer.users += 1
         queue.context.events += 1
@@ -500,7 +515,7 @@ class ReferenceAccelerator:
     def _copy_path(self, buffers: Sequence[RefBuffer]) -> dict[str, int]:
         """A seam for deliberately broken variants (a bounce-buffer provider reports ``staged``)."""
         direct = sum(1 for b in buffers if b.desc.domain is MemoryDomain.DEVICE)
-        return {"direct": direct, "shared": len(buffers) - direct, "staged": 0, "transfer_bytes": 0}
+        return {"direct": direct, "shared": len(buffers) - direct, "staged": 0, "staged_bytes": 0}
 
     def _admit(self, queue: Any, program: Any, bindings: Sequence[BindingRef[Any]]) -> list[RefBuffer]:
         """Every admission check; raises BackendError (wrapped as SubmitRejected by ``submit``)."""

@@ -16,7 +16,7 @@ import itertools
 import time
 from collections.abc import Mapping, Sequence
 from operator import is_
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from accelcore import (
     AcceleratorClass,
@@ -27,6 +27,7 @@ from accelcore import (
     BindingRef,
     BufferDesc,
     BufferInfo,
+    BufferProperties,
     ByteSink,
     ByteSource,
     Capabilities,
@@ -67,6 +68,9 @@ from .handles import OpenCLBuffer, OpenCLContext, OpenCLEvent, OpenCLProgram, Op
 from .kernel_arguments import check_global_fits
 from .memory import MemoryPlan, check_alignment, plan_memory, read_segments, write_segments
 from .programs import ProgramLoader
+
+if TYPE_CHECKING:
+    from accelcore.conformance.target import CopyPathLog
 
 __all__ = ["POLICY_LIMITS", "OpenCLAccelerator"]
 
@@ -161,6 +165,10 @@ class OpenCLAccelerator:
         """Driver window of queues created from now on (see :mod:`.gating`)."""
         self._status_blocks = entry_tag(native) == "rusticl"
         """rusticl holds a running kernel's event lock: status reads would wait for the kernel."""
+        self.transferred = 0
+        """Bytes moved by successful write_buffer/read_buffer calls (the copy-path diagnostics count them)."""
+        self.copy_log: CopyPathLog | None = None
+        """Copy-path records, once :meth:`copy_paths` turned them on (None: the submit path records nothing)."""
 
     def __repr__(self) -> str:
         return f"<OpenCLAccelerator #{self._owner} {self._native.name!r} live={self.live.total()}>"
@@ -271,14 +279,18 @@ class OpenCLAccelerator:
     def write_buffer(self, buffer: OpenCLBuffer, offset: int, data: ByteSource) -> None:
         if buffer.__class__ is not OpenCLBuffer or not buffer.live or buffer.owner != self._owner:
             self._mine(buffer, OpenCLBuffer, "buffer")
-        validate_transfer(buffer.info.desc, offset, data.len(), write=True)
+        size = data.len()
+        validate_transfer(buffer.info.desc, offset, size, write=True)
         write_segments(self._cl, buffer.context.transfer_queue, buffer.native, offset, data)
+        self.transferred += size
 
     def read_buffer(self, buffer: OpenCLBuffer, offset: int, data: ByteSink) -> None:
         if buffer.__class__ is not OpenCLBuffer or not buffer.live or buffer.owner != self._owner:
             self._mine(buffer, OpenCLBuffer, "buffer")
-        validate_transfer(buffer.info.desc, offset, data.len(), write=False)
+        size = data.len()
+        validate_transfer(buffer.info.desc, offset, size, write=False)
         read_segments(self._cl, buffer.context.transfer_queue, buffer.native, offset, data)
+        self.transferred += size
 
     def free_buffer(self, buffer: OpenCLBuffer) -> None:
         try:
@@ -545,6 +557,8 @@ class OpenCLAccelerator:
             for sub in sub_buffers:
                 sub.release()
             raise SubmitRejected(error) from None
+        if self.copy_log is not None:
+            self._note_copy_path(plan, submission)
         return self._account_admitted(submission)
 
     def _account_admitted(self, submission: Submission) -> OpenCLEvent:
@@ -644,3 +658,59 @@ class OpenCLAccelerator:
     def live_resources(self) -> dict[str, int]:
         """Live native objects per kind (see :mod:`.accounting`)."""
         return self.live.snapshot()
+
+    # -- copy-path diagnostics (ConformanceHooks.copy_paths) -------------------------------
+
+    def copy_paths(self) -> list[dict[str, int]]:
+        """One record per submission accepted since the first call (which turns recording on and answers ``[]``).
+
+        Each counts how the submission's buffers reached ``clSetKernelArg`` (:meth:`_note_copy_path`)
+        and the bytes write_buffer/read_buffer moved since the previous record.
+        """
+        if self.copy_log is None:
+            from accelcore.conformance.target import CopyPathLog
+
+            self.copy_log = CopyPathLog(self.transferred)
+        return self.copy_log.report()
+
+    def _note_copy_path(self, plan: _LaunchPlan, submission: Submission) -> None:
+        """Record one accepted submission (diagnostics on): what each binding's kernel argument really is.
+
+        In place: the argument is the binding's own ``cl_mem`` (a whole-buffer binding) or a sub-buffer
+        whose ``CL_MEM_ASSOCIATED_MEMOBJECT`` is that ``cl_mem`` at the bound offset and size (a range);
+        ``direct`` when the buffer is device-local (its BufferInfo, from the memory plan), ``shared``
+        otherwise. Anything else handed to the kernel is a copy: ``staged``, with the bound range's bytes.
+        """
+        given = dict(submission.arguments)
+        direct = shared = staged = staged_bytes = 0
+        for argument in plan.arguments:
+            if self._argument_in_place(given.get(argument.index), argument):
+                if argument.buffer.info.properties & BufferProperties.DEVICE_LOCAL:
+                    direct += 1
+                else:
+                    shared += 1
+            else:
+                staged += 1
+                staged_bytes += argument.bytes
+        assert self.copy_log is not None
+        self.copy_log.records.append((direct, shared, staged, staged_bytes, self.transferred))
+
+    def _argument_in_place(self, value: Any, argument: _Argument) -> bool:
+        own = argument.buffer.native
+        if value is None or own is None:
+            return False
+        if value is own:
+            return True
+        mem_info = self._cl.mem_info
+        try:
+            parent = value.get_info(mem_info.ASSOCIATED_MEMOBJECT)
+            origin = int(value.get_info(mem_info.OFFSET))
+            size = int(value.get_info(mem_info.SIZE))
+        except native_errors():
+            return False
+        return (
+            parent is not None
+            and parent.int_ptr == own.int_ptr
+            and origin == argument.offset
+            and size == argument.bytes
+        )

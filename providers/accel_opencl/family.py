@@ -30,6 +30,11 @@ class OpenCLHooks:
         counts: Mapping[str, int] = provider.live_resources()
         return counts
 
+    def copy_paths(self, provider: Any) -> list[dict[str, int]]:
+        """How each accepted submission's buffers reached ``clSetKernelArg`` (recording starts at the first call)."""
+        records: list[dict[str, int]] = provider.copy_paths()
+        return records
+
 
 class OpenCLFamily:
     """Every OpenCL device of every non-empty platform."""

@@ -19,7 +19,7 @@ from __future__ import annotations
 import threading
 import time
 from collections.abc import Callable, Sequence
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from accelcore import (
     AllocatedBuffer,
@@ -58,6 +58,7 @@ from accelcore.refusals import (
 from . import context as context_ops
 from . import instance as instances
 from . import memory, pipeline, submission, transfer
+from ._binding import vk
 from .accounting import Ledger
 from .device_info import MAX_CONTEXTS, build_device_info
 from .errors import native
@@ -73,6 +74,9 @@ from .handles import (
 from .instance import describe, validation_default
 from .recording import Plan, PlanMemo
 from .validation import ValidationMessage
+
+if TYPE_CHECKING:
+    from accelcore.conformance.target import CopyPathLog
 
 T = TypeVar("T")
 _LIVE = HandleState.LIVE
@@ -140,6 +144,10 @@ class VulkanAccelerator:
             instances.release(self._instance)
             raise
         self._held_all = False
+        self.transferred = 0
+        """Bytes moved by successful write_buffer/read_buffer calls (the copy-path diagnostics count them)."""
+        self.copy_log: CopyPathLog | None = None
+        """Copy-path records, once :meth:`copy_paths` turned them on (None: the submit path records nothing)."""
 
     # ------------------------------------------------------------------ plumbing
 
@@ -261,11 +269,13 @@ class VulkanAccelerator:
         with self._lock:
             buf = self._check(buffer, VulkanBuffer, "buffer")
             transfer.write(buf, offset, data, self.description, self._ledger)
+            self.transferred += data.len()
 
     def read_buffer(self, buffer: VulkanBuffer, offset: int, data: ByteSink) -> None:
         with self._lock:
             buf = self._check(buffer, VulkanBuffer, "buffer")
             transfer.read(buf, offset, data, self.description, self._ledger)
+            self.transferred += data.len()
 
     def free_buffer(self, buffer: VulkanBuffer) -> None:
         with self._lock:
@@ -366,6 +376,8 @@ class VulkanAccelerator:
             self._retain(event)
             if q.gate_closed:
                 q.held.append(event)
+                if self.copy_log is not None:
+                    self._note_copy_path(refs, recording)
                 return event
             if submission.expired(event):
                 self._drop(event, keep=recording.from_cache)
@@ -388,6 +400,8 @@ class VulkanAccelerator:
                 recording.reusable = False  # its state after a failed vkQueueSubmit is unknown: freed, never cached
                 submission.finish(event, EventState.failed(error))
                 raise SubmitIndeterminate(error, event) from error
+            if self.copy_log is not None:
+                self._note_copy_path(refs, recording)
             return event
 
     def _validate_submission(
@@ -545,6 +559,51 @@ class VulkanAccelerator:
                 while q.held:
                     submission.hand_over(q.held[0])
                     q.held.popleft()
+
+    # ------------------------------------------------------------------ copy-path diagnostics
+
+    def copy_paths(self) -> list[dict[str, int]]:
+        """One record per submission accepted since the first call (which turns recording on and answers ``[]``).
+
+        Each counts what the submission's descriptor writes name (:meth:`_note_copy_path`) and the bytes
+        write_buffer/read_buffer moved since the previous record.
+        """
+        with self._lock:
+            if self.copy_log is None:
+                from accelcore.conformance.target import CopyPathLog
+
+                self.copy_log = CopyPathLog(self.transferred)
+            return self.copy_log.report()
+
+    def _note_copy_path(self, refs: Sequence[BindingRef[VulkanBuffer]], recording: Any) -> None:
+        """Record one accepted submission (diagnostics on): what each binding's descriptor really names.
+
+        In place: the ``VkDescriptorBufferInfo`` the recording wrote for the binding names the binding's own
+        ``VkBuffer`` with the bound offset and range; ``direct`` when that buffer's memory type is
+        DEVICE_LOCAL, ``shared`` otherwise. A descriptor naming any other buffer is a copy: ``staged``,
+        with the bound range's bytes.
+        """
+        infos = recording.descriptor_infos
+        local = vk().VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT
+        direct = shared = staged = staged_bytes = 0
+        for position, ref in enumerate(refs):
+            written = None if infos is None else infos[position]
+            buf = ref.buffer
+            if (
+                written is not None
+                and written.buffer == buf.buffer
+                and int(written.offset) == ref.range.offset
+                and int(written.range) == ref.range.bytes
+            ):
+                if buf.memory_flags & local:
+                    direct += 1
+                else:
+                    shared += 1
+            else:
+                staged += 1
+                staged_bytes += ref.range.bytes
+        assert self.copy_log is not None
+        self.copy_log.records.append((direct, shared, staged, staged_bytes, self.transferred))
 
     # ------------------------------------------------------------------ teardown
 

@@ -54,6 +54,9 @@ class Recording:
     """True when the current user took it from the cache (a rejected submission gives it back, not frees it)."""
     reusable: bool = True
     """False once a submission of it failed in an unknown way: it is freed, never cached again."""
+    descriptor_infos: Any = None
+    """The ``VkDescriptorBufferInfo[]`` that ``vkUpdateDescriptorSets`` wrote into the sets, one per binding in
+    ``buffers`` order (kept, not copied, for the copy-path diagnostics: which VkBuffer each descriptor names)."""
 
     def names(self, handle: object) -> bool:
         return handle is self.program or any(b is handle for b in self.buffers)

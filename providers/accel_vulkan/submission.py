@@ -390,6 +390,7 @@ def _record(
         buffers=tuple(ref.buffer for ref in bindings),
         command_buffer=command_buffer,
         descriptor_sets=tuple(sets[position] for position in range(len(numbers))),
+        descriptor_infos=infos,
     )
 
 

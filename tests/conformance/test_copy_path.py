@@ -19,10 +19,17 @@ def _case(factory: Any, hooks: Any = None) -> Any:
 
 
 def test_the_reference_binds_in_place() -> None:
+    written = sum(len(f.initial) for f in reference_target().fixtures)  # the case fills every fixture once
     result = _case(ReferenceAccelerator)
     assert result.status is CaseStatus.PASSED, result.reason
-    assert result.reason == "direct 2, shared 2, staged 0, 0 transfer bytes"
-    assert result.metrics["copy_path"] == {"direct": 2, "shared": 2, "staged": 0, "transfer_bytes": 0}
+    assert result.reason == f"direct 2, shared 2, staged 0, {written} transfer bytes"
+    assert result.metrics["copy_path"] == {
+        "direct": 2,
+        "shared": 2,
+        "staged": 0,
+        "staged_bytes": 0,
+        "transfer_bytes": written,
+    }
 
 
 class BounceBuffered(ReferenceAccelerator):
@@ -30,8 +37,7 @@ class BounceBuffered(ReferenceAccelerator):
     hidden copies) - and reports it honestly."""
 
     def _copy_path(self, buffers: Sequence[RefBuffer]) -> dict[str, int]:
-        moved = sum(2 * len(b.data) for b in buffers)
-        return {"direct": 0, "shared": 0, "staged": len(buffers), "transfer_bytes": moved}
+        return {"direct": 0, "shared": 0, "staged": len(buffers), "staged_bytes": sum(len(b.data) for b in buffers)}
 
     def _finish(self, event: RefEvent) -> None:
         staged = [buffer.data.copy() for buffer in event.buffers]
@@ -57,12 +63,27 @@ def test_a_bounce_buffer_provider_is_caught_though_its_bytes_are_right() -> None
 
 class NoDirect(ReferenceAccelerator):
     def _copy_path(self, buffers: Sequence[RefBuffer]) -> dict[str, int]:
-        return {"direct": 0, "shared": len(buffers), "staged": 0, "transfer_bytes": 0}
+        return {"direct": 0, "shared": len(buffers), "staged": 0, "staged_bytes": 0}
 
 
 def test_no_direct_binding_fails() -> None:
     result = _case(NoDirect)
     assert result.status is CaseStatus.FAILED and "no binding was direct" in result.reason
+
+
+class UncountedWrites(ReferenceAccelerator):
+    """Binds in place but its explicit-transfer count misses writes (diagnostics that lie)."""
+
+    def write_buffer(self, buffer: RefBuffer, offset: int, data: Any) -> None:
+        self._write(buffer, offset, data)
+
+
+def test_transfer_bytes_that_miss_the_writes_fail() -> None:
+    written = sum(len(f.initial) for f in reference_target().fixtures)
+    result = _case(UncountedWrites)
+    assert result.status is CaseStatus.FAILED
+    assert f"the case wrote {written} bytes into the fixtures" in result.reason
+    assert "counts 0 transfer bytes" in result.reason
 
 
 class _NoCopyPathHooks:

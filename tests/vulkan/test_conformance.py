@@ -29,7 +29,6 @@ def test_standard_and_vulkan_cases_pass_with_zero_validation_messages(entry: Dev
     setup = provider_family.conformance(entry, validation=VALIDATION)
     report = run(setup.factory, setup.target, setup.hooks, setup.extra_cases)
     allowed_skip = set() if VALIDATION else {"vulkan.validation-clean"}
-    allowed_skip.add("submission.copy-path-diagnostics")  # the Vulkan hooks do not report copy paths yet
     expected = {c.id for c in report.cases if match_expectation(EXPECTED, entry, c.id) is not None}
     problems = [
         f"{c.id}: {c.status} {c.reason}"
