@@ -549,6 +549,7 @@ def pack_module(
     global_size: int | Sequence[int] | None = None,
     count_argument: ArgumentKey | None = None,
     coverage: Mapping[int, Coverage | int] | None = None,
+    infer_coverage: bool = True,
 ) -> KernelPackage:
     """Wrap ``data`` into a :class:`KernelPackage` (see the module docstring).
 
@@ -559,8 +560,10 @@ def pack_module(
     as bytes. ``spec_constants``: SpecId or name → value (unset ones keep the module's default; a
     ``local_size=`` on a ``local_size_x_id`` shader sets its constant). ``global_size``: a GLOBAL
     dispatch of that many work-items (instead of ``dispatch=``). ``count_argument``: the argument
-    (name or index) that receives the element count. ``coverage``: slot → ``Coverage.PER_WORK_ITEM``
-    or an exact element count.
+    (name or index) that receives the element count. ``coverage``: slot → ``Coverage.PER_WORK_ITEM``,
+    ``Coverage.UNKNOWN`` or an exact element count. ``infer_coverage``: a slot ``coverage`` does not
+    name gets ``PER_WORK_ITEM`` where :func:`accelcore.coverage_inference.infer_coverage` proves the
+    kernel touches exactly its element at the global id, unconditionally (False: no inference).
     """
     module = bytes(data)
     found_kind = detect_module_kind(module) if kind is None else ModuleKind(kind)
@@ -667,8 +670,29 @@ def pack_module(
         push_constants=push,
         spec_constants=specs,
     )
+    if infer_coverage:
+        package = _with_inferred_coverage(package, set(coverage or ()))
     validate_package(package)
     return package
+
+
+def _with_inferred_coverage(package: KernelPackage, stated: set[int]) -> KernelPackage:
+    """``package`` with PER_WORK_ITEM on the rows inference proves, except the slots the caller stated."""
+    from .coverage_inference import infer_coverage
+
+    open_rows = [b for b in package.bindings if b.slot not in stated and b.coverage is Coverage.UNKNOWN]
+    if not open_rows:
+        return package
+    proven = infer_coverage(package).per_work_item
+    if not proven & {b.slot for b in open_rows}:
+        return package
+    rows = tuple(
+        dataclasses.replace(b, coverage=Coverage.PER_WORK_ITEM)
+        if b.slot in proven and b.slot not in stated and b.coverage is Coverage.UNKNOWN
+        else b
+        for b in package.bindings
+    )
+    return dataclasses.replace(package, bindings=rows)
 
 
 def _is_offset_zero_member(module: SpirvModule, key: ArgumentKey) -> bool:

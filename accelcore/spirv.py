@@ -37,7 +37,7 @@ import hashlib
 import struct
 import sys
 from array import array
-from collections.abc import Collection, Iterable, Mapping, Sequence
+from collections.abc import Collection, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 
 from .errors import BackendError, ErrorKind
@@ -58,6 +58,7 @@ __all__ = [
     "capability_name",
     "check_capabilities",
     "inspect_spirv",
+    "instructions",
     "is_spirv",
     "missing_capabilities",
     "opencl_supported_capabilities",
@@ -682,6 +683,23 @@ def _bad(message: str) -> BackendError:
 def is_spirv(data: bytes) -> bool:
     """Whether ``data`` starts with the SPIR-V magic number in either byte order."""
     return len(data) >= 4 and int.from_bytes(data[:4], "little") in (SPIRV_MAGIC, _SWAPPED_MAGIC)
+
+
+def instructions(data: bytes) -> Iterator[tuple[int, array[int]]]:
+    """Every instruction after the header as ``(opcode, operand words)``, in module order.
+
+    Checks only what walking needs (the header's size and magic, each word count nonzero and inside
+    the module), raising INVALID_ARGUMENT as :func:`inspect_spirv` does; linear in the input. For
+    analyses over a module :func:`inspect_spirv` has already accepted.
+    """
+    words, _ = _words(bytes(data))
+    offset, total = 5, len(words)
+    while offset < total:
+        count, opcode = words[offset] >> 16, words[offset] & 0xFFFF
+        if count == 0 or offset + count > total:
+            raise _bad(f"instruction at word {offset} (opcode {opcode}) has word count {count}, past the end or 0")
+        yield opcode, words[offset + 1 : offset + count]
+        offset += count
 
 
 def _words(data: bytes) -> tuple[array[int], bool]:

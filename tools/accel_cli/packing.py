@@ -139,8 +139,9 @@ def pack_options(func: F) -> F:
             "--coverage",
             "pack_coverage",
             multiple=True,
-            metavar="SLOT=item|N",
-            help="Elements a dispatch touches in SLOT: one per work-item, or exactly N (checked before submit).",
+            metavar="SLOT=item|N|unknown",
+            help="Elements a dispatch touches in SLOT: one per work-item, or exactly N (checked before submit); "
+            "unknown: not checked (a slot not named gets one per work-item where inspection proves it).",
         ),
     ]
     for decorator in reversed(decorators):

@@ -217,7 +217,17 @@ def _package_json(pkg: KernelPackage) -> dict[str, Any]:
         "target": [f"{w:#010x}" for w in pkg.target.words] if any(pkg.target.words) else None,
         "module_bytes": len(pkg.module),
         "module": _module_json(pkg.module_kind, pkg.module, pkg.build_options),
+        "coverage_inference": _inference_json(pkg),
     }
+
+
+def _inference_json(pkg: KernelPackage) -> dict[str, Any]:
+    """What :func:`accelcore.coverage_inference.infer_coverage` proves of the package's module and dispatch
+    (the coverage column says what the package records; the format does not say who stated it)."""
+    from accelcore.coverage_inference import infer_coverage
+
+    found = infer_coverage(pkg)
+    return {"per_work_item": sorted(found.per_work_item), "summary": found.describe()}
 
 
 def describe_file(path: Path) -> dict[str, Any]:
@@ -294,6 +304,7 @@ def _print(document: dict[str, Any]) -> None:
                 str(b["slot"]), str(b["set"]), str(b["native_index"]), kind, b["access"], str(b["element_size"]), cover
             )
         out.print(table)
+        out.print(f"coverage inference: {pkg['coverage_inference']['summary']}", markup=False)
         _print_arguments(pkg)
         _print_module(pkg["module"])
     else:

@@ -9,7 +9,7 @@ from typing import Any
 import click
 
 from accelcore.errors import BackendError, ErrorKind
-from accelcore.package import KernelPackage, ModuleKind
+from accelcore.package import Coverage, KernelPackage, ModuleKind
 from accelcore.package_codec import write_package
 from accelcore.ports import MemorySource
 from accelcore.program import ArtifactRef
@@ -45,22 +45,47 @@ def _pack_file(source: Path, packing: dict[str, Any]) -> tuple[KernelPackage, Fi
         raise InputRejected(str(exc), argument="SOURCE", error_kind=exc.kind) from None
 
 
-def _report(output: Path, pkg: KernelPackage, data: bytes, as_json: bool, extra: dict[str, Any]) -> None:
+def _coverage_sources(pkg: KernelPackage, packing: dict[str, Any]) -> dict[str, list[int]]:
+    """Which slots' known coverage the user stated (``--coverage``) and which the packer inferred."""
+    stated = {slot for slot, _ in pack_options_from(packing).coverage}
+    known = [b.slot for b in pkg.bindings if b.coverage is not Coverage.UNKNOWN]
+    return {
+        "stated": sorted(s for s in known if s in stated),
+        "inferred": sorted(s for s in known if s not in stated),
+    }
+
+
+def _report(
+    output: Path, pkg: KernelPackage, data: bytes, as_json: bool, extra: dict[str, Any], packing: dict[str, Any]
+) -> None:
+    sources = _coverage_sources(pkg, packing)
     document = {
         "schema": "accel-pack/1",
         "output": str(output),
         "bytes": len(data),
         **extra,
+        "coverage": sources,
         "package": _package_json(pkg),
     }
     if as_json:
         emit_json(document)
         return
     rows = ", ".join(f"{b.slot}:{b.access.name}" for b in pkg.bindings)
-    console().print(
+    out = console()
+    out.print(
         f"wrote {output}: {pkg.module_kind.name} package, {len(data)} bytes, entry {pkg.entry_point!r}, "
-        f"local size {local_size_text(pkg)}, slots {rows}"
+        f"local size {local_size_text(pkg)}, slots {rows}",
+        markup=False,
     )
+    words = {Coverage.PER_WORK_ITEM: "one per work-item", Coverage.EXACT: "exactly {n} elements"}
+    stated_unknown = {slot for slot, value in pack_options_from(packing).coverage if value == "unknown"}
+    for b in pkg.bindings:
+        if b.coverage is not Coverage.UNKNOWN:
+            how = "stated" if b.slot in sources["stated"] else "inferred"
+            said = words[b.coverage].format(n=b.coverage_elements)
+            out.print(f"coverage of slot {b.slot}: {said} ({how}); the engine refuses a shorter range", markup=False)
+        elif b.slot in stated_unknown:
+            out.print(f"coverage of slot {b.slot}: unknown (stated); not checked", markup=False)
 
 
 @click.command()
@@ -81,7 +106,7 @@ def pack(source: Path, output: Path, as_json: bool, **packing: Any) -> None:
     pkg, _ = _pack_file(source, packing)
     data = write_package(pkg)
     _write(output, data)
-    _report(output, pkg, data, as_json, {"source": str(source)})
+    _report(output, pkg, data, as_json, {"source": str(source)}, packing)
 
 
 @click.command(name="compile")
@@ -130,7 +155,7 @@ def compile_(args: tuple[str, ...], output: Path, as_json: bool, **packing: Any)
     data = write_package(pkg)
     _write(output, data)
     extra = {"source": source_text, "device": {"id": entry.device_id, "name": entry.name, "uuid": hexuuid(entry.uuid)}}
-    _report(output, pkg, data, as_json, extra)
+    _report(output, pkg, data, as_json, extra, packing)
 
 
 def _build(provider: Any, source_pkg: KernelPackage) -> tuple[bytes, Any]:
