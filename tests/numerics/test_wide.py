@@ -215,3 +215,35 @@ def test_a_wrong_opencl_f64_exp_is_flagged(monkeypatch: pytest.MonkeyPatch) -> N
     (result,) = report.cases
     assert result.status is CaseStatus.FAILED and "OUTSIDE the limit 3" in result.reason
     assert result.metrics["failures"] > 30_000 and ">" in result.metrics["cell"]
+
+
+@pytest.mark.parametrize(("provider", "type_"), [("opencl", "f64"), ("vulkan", "f16")])
+def test_a_false_claim_either_way_fails_the_support_case(provider: str, type_: str) -> None:
+    """The real device's kernels against a falsified claim: a usable type reported as absent fails, and
+    (OpenCL) an absent type reported as present fails saying the kernel was refused or wrong."""
+    from accelcore.conformance.numerics import numerics_cases
+
+    _entry, setup = _first_with(provider, type_)
+    claim = "fp64" if type_ == "f64" else "fp16"
+    denied = {c.id: c for c in numerics_cases(provider, {claim: False})}[f"numerics.support.{type_}"]
+    report = run(setup.factory, setup.target, setup.hooks, [denied], select=[denied.id])
+    (result,) = report.cases
+    assert result.status is CaseStatus.FAILED and "not claimed" in result.reason and "right results" in result.reason
+    assert result.metrics["cell"] == f"{type_} unclaimed, works"
+    if provider != "opencl":
+        return
+    from accel_cli.inventory import discover  # type: ignore[import-not-found,unused-ignore]
+
+    inventory = discover(["opencl"])
+    for other in inventory.devices:
+        other_setup = inventory.family_of(other).conformance(other)
+        support = next(c for c in other_setup.numerics_cases if c.id == "numerics.support.f16")
+        probe = run(other_setup.factory, other_setup.target, other_setup.hooks, [support], select=[support.id])
+        if probe.cases[0].metrics.get("claimed") is False:
+            claimed = {c.id: c for c in numerics_cases("opencl", {"fp16": True})}["numerics.support.f16"]
+            report = run(other_setup.factory, other_setup.target, other_setup.hooks, [claimed], select=[claimed.id])
+            (result,) = report.cases
+            assert result.status is CaseStatus.FAILED and "claimed, but" in result.reason, result.reason
+            assert result.metrics["cell"] == "f16 claimed, broken"
+            return
+    pytest.skip("every OpenCL device here claims f16: no absent type to claim falsely")
