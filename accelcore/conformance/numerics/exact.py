@@ -118,6 +118,7 @@ class ExactResult:
             "judged": self.judged,
             "failures": self.mismatches,
             "mismatches": self.mismatches,
+            "bit_exact": True,
         }
         if self.first_index >= 0:
             out["first"] = {
