@@ -27,6 +27,8 @@ it without a transfer. Resources are released child before parent on
 
 from __future__ import annotations
 
+import math
+import operator
 import os
 import struct
 import time
@@ -68,6 +70,7 @@ __all__ = [
     "Progress",
     "Run",
     "RunCancelled",
+    "TemporaryPool",
     "check_element_dtype",
     "choose_domain",
     "declared_elements",
@@ -176,6 +179,10 @@ class LocalMemory:
     nbytes: int
 
 
+_IMMUTABLE = frozenset({bool, int, float, str, type(None), LocalMemory})
+"""Value types a call can be matched to the previous one by object identity (numpy scalars too)."""
+
+
 def local_memory(nbytes: int) -> LocalMemory:
     """``__local`` memory of ``nbytes`` bytes for a kernel's ``__local`` pointer argument."""
     if isinstance(nbytes, bool) or not isinstance(nbytes, int) or nbytes < 1:
@@ -196,11 +203,14 @@ class Device:
         policy: ResourcePolicy | None = None,
         owns_provider: bool = True,
         start: bool = True,
+        pool_bytes: int | None = None,
     ) -> None:
         """An engine over ``provider``; ``start`` creates the context and queue now (else :meth:`start`).
 
         ``domain``: the memory domain of every buffer (default: device, else shared, else host;
         one the device lacks → UNSUPPORTED). ``owns_provider``: :meth:`close` closes the provider too.
+        ``pool_bytes``: most bytes of idle temporary buffers kept for reuse (default ``resident_bytes``;
+        0 keeps none; see :class:`TemporaryPool`).
         """
         self.entry = entry
         self._provider = provider
@@ -212,6 +222,8 @@ class Device:
             provider, policy if policy is not None else ResourcePolicy()
         )
         self.resident_bytes = resident_bytes
+        self.pool = TemporaryPool(resident_bytes if pool_bytes is None else pool_bytes)
+        """Idle temporary buffers of finished calls on host arrays, reused by later calls."""
         self.domain = choose_domain(self.engine.info, domain)
         self.context = 0
         self.queue = 0
@@ -261,6 +273,7 @@ class Device:
         if self._closed:
             return
         self._closed = True
+        self.pool.clear()  # the reset below releases them with everything else
         try:
             self.quarantined = self.engine.reset()
         finally:
@@ -277,6 +290,32 @@ class Device:
     def _allocate(self, nbytes: int, access: AccessMode) -> int:
         usage = BufferUsage.for_access(access) | BufferUsage.TRANSFER_SOURCE | BufferUsage.TRANSFER_DESTINATION
         return self.engine.allocate_buffer(self.context, BufferDesc(nbytes, _ALIGNMENT, self.domain, usage))
+
+    def _take_temporary(self, nbytes: int, access: AccessMode) -> int:
+        """A buffer for one call on a host array: an idle one of the same size, access and domain from
+        the pool, else a new one (when the allocation hits a limit, the idle ones are freed first)."""
+        key = (nbytes, int(access), int(self.domain))
+        found = self.pool.take(key)
+        if found is not None:
+            return found
+        try:
+            return self._allocate(nbytes, access)
+        except BackendError as exc:
+            if exc.kind is not ErrorKind.RESOURCE_LIMIT or not self.pool.idle_bytes:
+                raise
+        self._free_all(self.pool.clear())
+        return self._allocate(nbytes, access)
+
+    def _give_temporary(self, nbytes: int, access: AccessMode, buffer: int) -> None:
+        """Back into the pool (its event destroyed: no event references it); what that pushes over the
+        bound is freed, oldest first."""
+        if self._closed:
+            return  # close() reset the engine: the buffer is gone with everything else
+        self._free_all(self.pool.give((nbytes, int(access), int(self.domain)), buffer))
+
+    def _free_all(self, buffers: Sequence[int]) -> None:
+        for buffer in buffers:
+            self.engine.free_buffer(buffer)
 
     def array(self, data: npt.ArrayLike) -> DeviceArray:
         """A device-resident copy of ``data`` (readable and writable by kernels)."""
@@ -338,6 +377,65 @@ class Device:
         )
 
 
+class TemporaryPool:
+    """Idle temporary buffers of one :class:`Device`, by (bytes, access, memory domain), for reuse.
+
+    A call on host arrays takes its buffers here and gives them back once its event has been
+    destroyed after ending Complete, so no event the engine knows references them (the engine would
+    refuse a write to a buffer bound to a pending event anyway). A run that ends otherwise —
+    Cancelled, Failed, a wait that timed out, a submission whose acceptance is unknown, a discarded
+    engine — gives nothing back: its buffers are freed, or left to the device's reset. Every call
+    uploads every host array it binds before its submission, so a reused buffer never shows an
+    earlier call's bytes. At most ``limit`` bytes stay idle (the oldest are freed first);
+    :meth:`Device.close` empties it. ``taken`` / ``given`` count reuses and returns.
+    """
+
+    def __init__(self, limit: int) -> None:
+        self.limit = max(0, int(limit))
+        self.idle_bytes = 0
+        self.taken = 0
+        self.given = 0
+        self._idle: OrderedDict[tuple[int, int, int], list[int]] = OrderedDict()
+
+    def __len__(self) -> int:
+        return sum(len(buffers) for buffers in self._idle.values())
+
+    def take(self, key: tuple[int, int, int]) -> int | None:
+        buffers = self._idle.get(key)
+        if not buffers:
+            return None
+        buffer = buffers.pop()
+        if not buffers:
+            del self._idle[key]
+        self.idle_bytes -= key[0]
+        self.taken += 1
+        return buffer
+
+    def give(self, key: tuple[int, int, int], buffer: int) -> list[int]:
+        """Keep ``buffer``; returns what no longer fits (``buffer`` itself when it alone is over the limit)."""
+        if key[0] > self.limit:
+            return [buffer]
+        self._idle.setdefault(key, []).append(buffer)
+        self._idle.move_to_end(key)
+        self.idle_bytes += key[0]
+        self.given += 1
+        evicted = []
+        while self.idle_bytes > self.limit:
+            old_key, buffers = next(iter(self._idle.items()))
+            evicted.append(buffers.pop(0))
+            self.idle_bytes -= old_key[0]
+            if not buffers:
+                del self._idle[old_key]
+        return evicted
+
+    def clear(self) -> list[int]:
+        """Forget every idle buffer; returns them (the caller frees them, or a reset does)."""
+        out = [buffer for buffers in self._idle.values() for buffer in buffers]
+        self._idle.clear()
+        self.idle_bytes = 0
+        return out
+
+
 @dataclass(frozen=True)
 class DeviceArray:
     """An array that lives in a device buffer; bound to kernels without a transfer."""
@@ -349,11 +447,11 @@ class DeviceArray:
 
     @property
     def nbytes(self) -> int:
-        return int(np.prod(self.shape, dtype=np.int64)) * self.dtype.itemsize
+        return math.prod(self.shape) * self.dtype.itemsize
 
     @property
     def size(self) -> int:
-        return int(np.prod(self.shape, dtype=np.int64))
+        return math.prod(self.shape)
 
     def numpy(self) -> npt.NDArray[Any]:
         """A host copy of the array."""
@@ -513,9 +611,14 @@ class Kernel:
         self._local_size = tuple(local_size) if local_size is not None else None
         self._build_options = build_options
         self._programs: OrderedDict[bytes, tuple[int, KernelPackage]] = OrderedDict()
-        self._packages: OrderedDict[Hashable, tuple[KernelPackage, bytes]] = OrderedDict()
-        """Packages (and their bytes, the program cache key) by the exact scalar values and work size
-        of the calls that made them: a repeated call packs nothing."""
+        self._packages: OrderedDict[Hashable, tuple[KernelPackage, bytes, tuple[_Slot, ...]]] = OrderedDict()
+        """Packages (their bytes, the program cache key, and their buffer layout) by the exact scalar
+        values and work size of the calls that made them: a repeated call packs nothing."""
+        self._last_call: (
+            tuple[tuple[KernelPackage, bytes, tuple[_Slot, ...]], tuple[str, ...], tuple[object, ...], object, object]
+            | None
+        ) = None
+        """The previous call's result with its argument names, value objects, global size and groups."""
         self.package: KernelPackage | None = None
         if module.startswith(MAGIC[:4]):
             self.package = parse_package(module)
@@ -540,6 +643,15 @@ class Kernel:
                 raise _invalid(f"{name}: an OpenCL device binary says nothing about its arguments; load its .kpkg")
             else:
                 self.parameters = tuple(_opencl_parameters(module, self.kind, entry, build_options))
+        # What every call's routing needs, worked out once (the parameters never change).
+        self._order = tuple(
+            [p for p in self.parameters if p.role != "push"]
+            if self.kind is not ModuleKind.SPIRV_VULKAN
+            else [p for p in self.parameters if p.role == "buffer"]
+        )
+        self._by_name = {p.name: p for p in self.parameters}
+        self._alias = {a: p.name for p in self.parameters for a in p.aliases if a not in self._by_name}
+        self._buffer_names = frozenset(p.name for p in self.parameters if p.role == "buffer")
 
     def __repr__(self) -> str:
         names = ", ".join(f"{p.name}:{p.role}" for p in self.parameters)
@@ -567,11 +679,7 @@ class Kernel:
         self, args: Sequence[object], kwargs: Mapping[str, object]
     ) -> tuple[dict[str, object], dict[str, object]]:
         """(buffers by parameter name, scalars/local/push by name)."""
-        order = (
-            [p for p in self.parameters if p.role != "push"]
-            if self.kind is not ModuleKind.SPIRV_VULKAN
-            else [p for p in self.parameters if p.role == "buffer"]
-        )
+        order = self._order
         if len(args) > len(order):
             raise _invalid(
                 f"{self.name} takes {len(order)} positional arguments "
@@ -580,8 +688,7 @@ class Kernel:
         given: dict[str, object] = {}
         for param, value in zip(order, args, strict=False):
             given[param.name] = value
-        by_name = {p.name: p for p in self.parameters}
-        alias = {a: p.name for p in self.parameters for a in p.aliases if a not in by_name}
+        by_name, alias = self._by_name, self._alias
         for key, value in kwargs.items():
             key = alias.get(key, key)
             if key not in by_name:
@@ -592,13 +699,14 @@ class Kernel:
             given[key] = value
         buffers: dict[str, object] = {}
         others: dict[str, object] = {}
+        buffer_names = self._buffer_names
         for key, value in given.items():
-            if by_name[key].role == "buffer":
+            if key in buffer_names:
                 buffers[key] = value
             else:
                 others[key] = value
-        missing = [p.name for p in self.parameters if p.role == "buffer" and p.name not in buffers]
-        if missing:
+        if len(buffers) != len(buffer_names):
+            missing = [p.name for p in self.parameters if p.role == "buffer" and p.name not in buffers]
             raise _invalid(f"{self.name}: buffer argument(s) {', '.join(missing)} not given")
         return buffers, others
 
@@ -656,8 +764,41 @@ class Kernel:
         others: Mapping[str, object],
         global_size: int | Sequence[int] | None,
         groups: Sequence[int] | None,
-    ) -> tuple[KernelPackage, bytes]:
-        """:meth:`_pack` + ``write_package``, remembered for calls with the same exact values."""
+    ) -> tuple[KernelPackage, bytes, tuple[_Slot, ...]]:
+        """:meth:`_pack` + ``write_package`` + the package's buffer layout, remembered for calls with
+        the same exact values (and, for a call with the very same immutable value objects as the
+        previous one, found without building its key)."""
+        last = self._last_call
+        if (
+            last is not None
+            and last[1] == tuple(others)
+            and all(map(operator.is_, last[2], others.values()))
+            and (global_size is last[3] or (type(global_size) is int and global_size == last[3]))
+            and groups is last[4]
+        ):
+            return last[0]
+        made = self._packed_by_key(others, global_size, groups)
+        values = tuple(others.values())
+        if (
+            all(type(v) in _IMMUTABLE or isinstance(v, np.generic) for v in values)
+            and (
+                global_size is None
+                or type(global_size) is int
+                or (type(global_size) is tuple and all(type(g) is int for g in global_size))
+            )
+            and (groups is None or type(groups) is tuple)
+        ):
+            self._last_call = (made, tuple(others), values, global_size, groups)
+        else:
+            self._last_call = None
+        return made
+
+    def _packed_by_key(
+        self,
+        others: Mapping[str, object],
+        global_size: int | Sequence[int] | None,
+        groups: Sequence[int] | None,
+    ) -> tuple[KernelPackage, bytes, tuple[_Slot, ...]]:
         key = _call_key(others, global_size, groups)
         if key is not None:
             hit = self._packages.get(key)
@@ -665,7 +806,7 @@ class Kernel:
                 self._packages.move_to_end(key)
                 return hit
         pkg = self._pack(others, global_size, groups)
-        made = (pkg, write_package(pkg))
+        made = (pkg, write_package(pkg), self._layout(pkg))
         if key is not None:
             self._packages[key] = made
             while len(self._packages) > _PACKAGES_PER_KERNEL:
@@ -701,9 +842,31 @@ class Kernel:
         """Check, upload and submit; returns a :class:`Run` (``done()``, ``wait()``, ``cancel()``)."""
         self.device._check_open()
         buffers, others = self._route(args, kwargs)
-        pkg, data = self._packed(others, global_size, groups)
-        rows = {(row.set, row.native_index): row for row in pkg.bindings}
+        pkg, data, layout = self._packed(others, global_size, groups)
         plan = []
+        for slot in layout:
+            value = buffers[slot.param.name]
+            # The common case is decided here; anything else gets the full check (and its error).
+            bound: npt.NDArray[Any] | DeviceArray
+            if isinstance(value, np.ndarray):
+                flags, nbytes, bound = value.flags, value.nbytes, value
+                fits = (slot.dtype is None or value.dtype == slot.dtype) and flags.c_contiguous
+                fits = fits and (flags.writeable or not slot.writes)
+            elif isinstance(value, DeviceArray):
+                nbytes, bound = value.nbytes, value
+                fits = slot.dtype is None or value.dtype == slot.dtype
+            else:
+                fits, nbytes = False, 0
+            if not (fits and nbytes and not nbytes % slot.element_size):
+                bound = _checked_array(slot.param, slot.row, value, pkg)
+            plan.append(Binding(slot.param.name, slot.slot, slot.access, bound))
+        program = self._program(pkg, data)
+        return Run(self.device, program, plan, timeout, label=self.name)
+
+    def _layout(self, pkg: KernelPackage) -> tuple[_Slot, ...]:
+        """Each buffer parameter's binding row in ``pkg`` and what its array is checked against."""
+        rows = {(row.set, row.native_index): row for row in pkg.bindings}
+        layout = []
         for param in self.parameters:
             if param.role != "buffer":
                 continue
@@ -713,10 +876,19 @@ class Kernel:
                 row = rows[(param.set, param.binding)]
             else:
                 row = rows[(0, param.index)]
-            value = _checked_array(param, row, buffers[param.name], pkg)
-            plan.append(Binding(param.name, row.slot, AccessMode(row.access), value))
-        program = self._program(pkg, data)
-        return Run(self.device, program, plan, timeout, label=self.name)
+            access = AccessMode(row.access)
+            layout.append(
+                _Slot(
+                    param,
+                    row,
+                    row.slot,
+                    access,
+                    bool(access & AccessMode.WRITE),
+                    _element_dtype(param.element),
+                    row.element_size,
+                )
+            )
+        return tuple(layout)
 
     def __call__(
         self,
@@ -752,6 +924,21 @@ def _checked_array(param: Parameter, row: Any, value: object, pkg: KernelPackage
             f"{what}: {nbytes} bytes are not a whole number of the kernel's {row.element_size}-byte elements"
         )
     return value  # stated coverage is the engine's to check at submit
+
+
+@dataclass(frozen=True, slots=True)
+class _Slot:
+    """One buffer parameter of a package, worked out once per package: its row, slot and access,
+    whether the kernel writes it, the element dtype its arrays must have (None: unknown) and the
+    row's element size."""
+
+    param: Parameter
+    row: Any
+    slot: int
+    access: AccessMode
+    writes: bool
+    dtype: np.dtype[Any] | None
+    element_size: int
 
 
 class RunCancelled(Exception):
@@ -805,7 +992,8 @@ class Run:
         engine = device.engine
         self._engine = engine
         self.progress = progress if progress is not None else Progress()
-        self._temporary: list[int] = []
+        self._temporary: list[tuple[int, int, AccessMode]] = []
+        """(buffer, bytes, access) of each temporary buffer (see :class:`TemporaryPool`)."""
         self._readback: list[tuple[int, npt.NDArray[Any]]] = []
         self._results: list[npt.NDArray[Any] | DeviceArray] = []
         self.outputs: dict[str, npt.NDArray[Any] | DeviceArray] = {}
@@ -824,8 +1012,9 @@ class Run:
                         raise _invalid(f"argument {bound.name} lives on {bound.value.device.id}, not {device.id}")
                     buffers.append(bound.value.buffer)
                 else:
-                    buffer = device._allocate(bound.value.nbytes, bound.access)
-                    self._temporary.append(buffer)
+                    nbytes = bound.value.nbytes
+                    buffer = device._take_temporary(nbytes, bound.access)
+                    self._temporary.append((buffer, nbytes, bound.access))
                     buffers.append(buffer)
             timings["allocate_s"] = time.perf_counter() - started
             self.progress.phase = "write"
@@ -868,10 +1057,20 @@ class Run:
             self._release()
             raise
 
-    def _release(self) -> None:
-        for buffer in self._temporary:
-            self._engine.free_buffer(buffer)
-        self._temporary.clear()
+    def _release(self, reuse: bool = False) -> None:
+        """Free the temporary buffers, or (``reuse``: the event ended Complete and was destroyed) give
+        them back to the device's pool."""
+        temporary, self._temporary = self._temporary, []
+        for position, (buffer, nbytes, access) in enumerate(temporary):
+            try:
+                if reuse:
+                    self.device._give_temporary(nbytes, access, buffer)
+                else:
+                    self._engine.free_buffer(buffer)
+            except BaseException:
+                # What is left (a refused free keeps its buffer) stays for a later release or the reset.
+                self._temporary = temporary[position + 1 if reuse else position :]
+                raise
 
     def done(self) -> bool:
         """Whether the run has ended (Complete, Failed or Cancelled)."""
@@ -906,7 +1105,7 @@ class Run:
             finally:
                 try:
                     self._engine.destroy_event(self.event)
-                    self._release()
+                    self._release(reuse=state.status is EventStatus.COMPLETE)
                 except BackendError:
                     # A discarded engine (a kernel that overran its deadline, DEVICE_LOST) refuses every
                     # call; its reset at close releases the event and buffers. Anything else is real.

@@ -212,6 +212,7 @@ class CommandEngine(Generic[C, B, P, Q, E]):
         self.policy = policy if policy is not None else ResourcePolicy()
         self.usage = ResourceUsage()
         self._info = self._fetch_info(provider)
+        self._waiter = _waiter_of(provider)
         self._contexts: IdTable[_Context] = IdTable(ObjectKind.CONTEXT)
         self._buffers: IdTable[_Buffer] = IdTable(ObjectKind.BUFFER)
         self._programs: IdTable[_Program] = IdTable(ObjectKind.PROGRAM)
@@ -846,14 +847,62 @@ class CommandEngine(Generic[C, B, P, Q, E]):
         return entry.state
 
     def wait(self, event_id: int, timeout_s: float | None = None) -> EventState:
-        """Poll until terminal, sleeping with a back-off (50 µs → 5 ms) between polls.
+        """Wait until the event is terminal and return its state (what :meth:`poll` reports).
+
+        Where the provider offers a blocking wait (:class:`~accelcore.waiting.EventWaiter`) the
+        thread blocks in the driver, for at most what is left of ``timeout_s`` and of the event's
+        own deadline (``clWaitForEvents`` only without either: OpenCL has no timed wait); every
+        state still comes from a poll. Otherwise, or where the provider cannot block for this
+        event, polls sleep in between (an eighth of the time waited, 50 µs .. 5 ms).
 
         Still pending after ``timeout_s`` → DEADLINE_EXPIRED (the event stays live and pending).
         """
-        state = poll_until_terminal(lambda: self.poll(event_id), timeout_s)
+        limit_s = timeout_s
+        waiter = self._waiter
+        if waiter is not None:
+            started = time.monotonic_ns()
+            blocked = self._wait_in_driver(waiter, event_id, timeout_s, started)
+            if blocked.is_terminal:
+                return blocked
+            if timeout_s is not None:
+                limit_s = max(0.0, timeout_s - (time.monotonic_ns() - started) / 1e9)
+        state = poll_until_terminal(lambda: self.poll(event_id), limit_s)
         if state is None:
             raise BackendError(ErrorKind.DEADLINE_EXPIRED, f"{format_id(event_id)} still pending after {timeout_s:g} s")
         return state
+
+    def _wait_in_driver(
+        self, waiter: Callable[[Any, int | None], bool], event_id: int, timeout_s: float | None, started_ns: int
+    ) -> EventState:
+        """Let the provider block for what is left of both bounds, then poll, until terminal; the last
+        polled state (pending) once the time is up, the provider cannot block, or it returned twice
+        without the event ending (the caller then polls with sleeps). Every state comes from a poll."""
+        if self.state is _NEEDS_DISCARD:
+            self._usable()
+        entry = self._event_lookup(event_id) if type(event_id) is int else None
+        if entry is None:
+            entry = self._event(event_id)
+        if entry.state.status is not _PENDING_STATUS:
+            return entry.state
+        ends_wait = None if timeout_s is None else started_ns + max(0, int(timeout_s * 1e9))
+        ends = entry.deadline_ns
+        if ends_wait is not None:
+            ends = ends_wait if ends is None else min(ends, ends_wait)
+        for _ in range(2):
+            budget = None
+            if ends is not None:
+                budget = ends - time.monotonic_ns()
+                if budget <= 0:
+                    break
+            try:
+                blocked = waiter(entry.handle, budget)
+            except BackendError as exc:
+                self._watch(exc, "wait_event")
+                raise
+            state = self.poll(event_id)
+            if state.is_terminal or not blocked:
+                return state
+        return self.poll(event_id)
 
     def cancel(self, event_id: int) -> None:
         """Cancel a pending event. Without EVENT_CANCELLATION → UNSUPPORTED (event untouched);
@@ -970,6 +1019,7 @@ class CommandEngine(Generic[C, B, P, Q, E]):
         if provider is not None and info is not None:
             self._provider = provider
             self._info = info
+            self._waiter = _waiter_of(provider)
             self.discarded.extend(self.quarantine)
             self.quarantine = []
             self.usage = ResourceUsage()
@@ -1132,6 +1182,12 @@ class CommandEngine(Generic[C, B, P, Q, E]):
             return False
         self.quarantine.remove(item)
         return True
+
+
+def _waiter_of(provider: Any) -> Callable[[Any, int | None], bool] | None:
+    """The provider's optional blocking wait (:class:`~accelcore.waiting.EventWaiter`), looked up once."""
+    wait_event = getattr(provider, "wait_event", None)
+    return wait_event if callable(wait_event) else None
 
 
 def _charges(entry: Any) -> tuple[int, int]:

@@ -583,6 +583,16 @@ class OpenCLAccelerator:
             return submission.state
         return submission.queue.gates.poll(submission)
 
+    def wait_event(self, event: OpenCLEvent, timeout_ns: int | None) -> bool:
+        """Optional blocking wait (:class:`accelcore.waiting.EventWaiter`): ``clWaitForEvents`` on a
+        released submission, only without a time bound (OpenCL has no timed wait): False otherwise."""
+        if event.__class__ is not OpenCLEvent or event.owner != self._owner or not event.live:
+            self._mine(event, OpenCLEvent, "event")
+        if timeout_ns is not None:
+            return False
+        submission = event.submission
+        return submission.queue.gates.wait(submission)
+
     def cancel_event(self, event: OpenCLEvent) -> None:
         self._mine(event, OpenCLEvent, "event")
         self._info.validate_event_cancellation()

@@ -502,6 +502,34 @@ class QueueGates:
                     submission.state, submission.phase = _deadline_state(), Phase.ENDED
             return submission.state
 
+    def wait(self, submission: Submission) -> bool:
+        """Block in ``clWaitForEvents`` (pyopencl releases the GIL) until a released submission's
+        native work has ended: its kernel event, or on ``markers`` drivers its batch's marker (it
+        ends right after the kernel, and a poll reads it first). False at once, without blocking,
+        for a deferred or gated submission (the driver does not hold it, or holds it behind a gate
+        only the host opens) and for one already ended. Records nothing: a failed kernel is
+        reported by the next poll, so the wait's own error is not raised. No timeout: OpenCL has
+        none (the engine asks only when neither its wait nor the submission has a deadline).
+        """
+        if submission.phase is not Phase.RELEASED:
+            return False
+        with self._lock:
+            if submission.phase is not Phase.RELEASED:
+                return False
+            if self._dirty:
+                self._flush_locked()  # never wait on work the driver was not told to start
+            watch = submission.kernel_event
+            marker = submission.marker
+            if self.markers and marker is not None and marker.event is not None:
+                watch = marker.event
+        if watch is None:
+            return False
+        try:
+            watch.wait()
+        except self._errors:
+            pass  # the kernel ended with an error status: poll_event reports it
+        return True
+
     def cancel(self, submission: Submission) -> None:
         """Cancel a deferred or gated submission; BUSY when it was released or had ended otherwise."""
         with self._lock:

@@ -509,6 +509,18 @@ class VulkanAccelerator:
             ev = self._check(event, VulkanEvent, "event")
             return submission.poll(ev)
 
+    def wait_event(self, event: VulkanEvent, timeout_ns: int | None) -> bool:
+        """Optional blocking wait (:class:`accelcore.waiting.EventWaiter`): ``vkWaitSemaphores`` on the
+        event's timeline value for at most ``timeout_ns``, outside the instance lock; False at once for a
+        batch still held host-side or an event already ended."""
+        with self._lock:
+            ev = self._check(event, VulkanEvent, "event")
+            found = submission.wait_info(ev)
+        if found is None:
+            return False
+        submission.wait(*found, timeout_ns)
+        return True
+
     def cancel_event(self, event: VulkanEvent) -> None:
         with self._lock:
             ev = self._check(event, VulkanEvent, "event")

@@ -471,6 +471,46 @@ def poll(event: VulkanEvent) -> EventState:
     return EventState.PENDING
 
 
+WAIT_SLICE_NS = 100_000_000
+"""An unbounded :func:`wait` blocks in slices of this length, so Ctrl-C is seen between them."""
+
+
+def wait_info(event: VulkanEvent) -> tuple[Any, Any, tuple[Any, ...]] | None:
+    """The event's device, a ``VkSemaphoreWaitInfo`` for its timeline value and the cells that info
+    points to (keep them alive while waiting), or None when a wait has nothing to block on: held
+    host-side (only the host hands it over) or already ended."""
+    if event.stage is not EventStage.ON_DEVICE:
+        return None
+    queue = event.queue
+    if queue.counter[0] >= event.value:
+        return None
+    binding, f = vk(), ffi()
+    semaphores = f.new("VkSemaphore[1]", [queue.semaphore])
+    values = f.new("uint64_t[1]", [event.value])
+    info = f.new(
+        "VkSemaphoreWaitInfo*",
+        {
+            "sType": binding.VK_STRUCTURE_TYPE_SEMAPHORE_WAIT_INFO,
+            "semaphoreCount": 1,
+            "pSemaphores": semaphores,
+            "pValues": values,
+        },
+    )
+    return queue.context.device, info, (semaphores, values)
+
+
+def wait(device: Any, info: Any, cells: tuple[Any, ...], timeout_ns: int | None) -> None:
+    """``vkWaitSemaphores`` (cffi releases the GIL) for at most ``timeout_ns`` (None: until the value is
+    reached, in :data:`WAIT_SLICE_NS` slices). Its result is not raised: the next poll reads the counter
+    and meets a lost device there. ``cells``: what ``info`` points to, referenced until the wait ends."""
+    lib, timed_out = vk().lib, vk().VK_TIMEOUT
+    if timeout_ns is not None:
+        lib.vkWaitSemaphores(device, info, max(0, timeout_ns))
+        return
+    while lib.vkWaitSemaphores(device, info, WAIT_SLICE_NS) == timed_out:
+        pass
+
+
 def cancel(event: VulkanEvent) -> None:
     """Withdraw a held batch (→ Cancelled); BUSY once the batch reached the device or the event ended."""
     if event.stage is EventStage.HELD:
