@@ -31,6 +31,11 @@ from .ulp import FMT_F16, FMT_F64, Format
 __all__ = ["SUPPORT_PROBES", "WIDE_TYPES", "run_wide", "wide_cases"]
 
 WIDE_TYPES = ("f64", "f16")
+LONGDOUBLE_EXTENDED = int(np.finfo(np.longdouble).nmant) >= 63
+"""numpy's longdouble is x86 80-bit extended (64-bit significand): the f64 transcendental references need it."""
+_F64_EXACT_IN_FLOAT64 = ("add", "sub", "mul", "div", "sqrt", "floor", "ceil", "trunc", "fmin", "fmax", "fmod")
+"""f64 functions whose verdict needs only float64 arithmetic (the rest use longdouble: transcendentals,
+rsqrt, fma's estimate, round's x + 0.5)."""
 _CLAIM = {"f64": "fp64", "f16": "fp16"}
 _WHAT = {
     "f64": {OPENCL: "cl_khr_fp64 / a double FP config / __opencl_c_fp64", VULKAN: "shaderFloat64"},
@@ -138,6 +143,12 @@ def _function_case(fn: WideFunction, api: str, claims: Mapping[str, Any]) -> Con
             cell = "not in GLSL" if fn.name == "fmod" else "not in GLSL for f64"
             ctx.record({**base, "cell": cell})
             ctx.skip(fn.glsl_missing)
+        if fn.type == "f64" and fn.name not in _F64_EXACT_IN_FLOAT64 and not LONGDOUBLE_EXTENDED:
+            ctx.record({**base, "cell": "no reference"})
+            ctx.skip(
+                f"numpy's longdouble has {np.finfo(np.longdouble).nmant + 1} significand bits here, not 64: "
+                f"no better-than-float64 reference for {fn.name} (docs/numerics.md, References)"
+            )
         inputs = wide_sweep(fn.name, fn.arity, fn.domain, fn.fmt)
         got = run_wide(ctx, api, fn.type, fn.selector, inputs, f"{fn.kernel}[{fn.name}] x {len(inputs[0])}")
         denormals = claims.get(f"{fn.type}_denormals")
