@@ -35,10 +35,14 @@ QUICK_WIDE_FUNCTIONS = ("div", "fma", "exp", "sin")
 """The f64 and f16 functions of ``--quick`` (with ``numerics.support.f64`` / ``.f16``)."""
 
 
+_F32_NAMES = frozenset(fn.name for fn in F32_FUNCTIONS)
+
+
 def is_quick(case_id: str) -> bool:
     """Whether ``case_id`` is in the quick subset (``accel conformance --quick``): every non-numerics case,
-    the f32 cases of :data:`QUICK_FUNCTIONS`, the support cases and the f64/f16 cases of
-    :data:`QUICK_WIDE_FUNCTIONS`, and every numerics case of another type (they are single small launches)."""
+    the f32 function cases of :data:`QUICK_FUNCTIONS`, the support cases and the f64/f16 cases of
+    :data:`QUICK_WIDE_FUNCTIONS`, and every other numerics case (integer ops, conversions, atomics,
+    barriers, denormals, subgroups: single small launches)."""
     parts = case_id.split(".")
     if parts[0] != "numerics" or len(parts) < 3:
         return True
@@ -46,7 +50,9 @@ def is_quick(case_id: str) -> bool:
         return True
     if parts[-1] in ("f64", "f16"):
         return parts[1] in QUICK_WIDE_FUNCTIONS
-    return parts[-1] != "f32" or parts[1] in QUICK_FUNCTIONS
+    if parts[-1] == "f32" and parts[1] in _F32_NAMES:
+        return parts[1] in QUICK_FUNCTIONS
+    return True
 
 
 def _f32_case(fn: F32Function, api: str, claims: Mapping[str, Any]) -> ConformanceCase:
