@@ -49,6 +49,7 @@ from .errors import BackendError, ErrorKind, SubmitIndeterminate, SubmitRejected
 from .flags import AccessMode, BufferUsage, Capabilities, MemoryDomain
 from .glsl import GLSL_SUFFIXES, compile_glsl, looks_like_glsl
 from .inventory import discover
+from .opencl_includes import source_with_includes
 from .opencl_signature import opencl_kernels
 from .pack import binding_names, detect_module_kind, pack_module
 from .package import Dispatch, DispatchKind, KernelPackage, ModuleKind
@@ -355,6 +356,9 @@ class Device:
     ) -> Kernel:
         """A kernel from a file (``.cl``, ``.spv``, ``.comp``/``.glsl``, an OpenCL binary, ``.kpkg``) or bytes.
 
+        An OpenCL C file's ``#include`` s are inlined from its folder and the ``-I`` folders of
+        ``build_options`` (:func:`accelcore.opencl_includes.source_with_includes`); bytes are taken as they are.
+
         ``spec``: Vulkan specialization constants by SpecId or name (``"local_size_x"`` sets the
         work-group size constant); ``local_size``: the work-group size where the module fixes none.
         """
@@ -370,6 +374,8 @@ class Device:
             name = str(path)
             if path.suffix.lower() in GLSL_SUFFIXES:
                 data = compile_glsl(data, name=path.name)
+            else:  # OpenCL C: quoted includes next to the file (and in -I folders) are inlined, checked
+                data = source_with_includes(path, data, build_options)
         if not data.startswith(MAGIC[:4]) and looks_like_glsl(data):
             data = compile_glsl(data, name=name)
         return Kernel(

@@ -31,6 +31,7 @@ import stat
 from dataclasses import dataclass
 
 from accelcore import BackendError, ErrorKind
+from accelcore.opencl_includes import include_directives
 
 __all__ = [
     "INCLUDE_ROOTS_ENV",
@@ -107,119 +108,12 @@ INCLUDE_ROOTS_ENV = "ACCELCORE_OPENCL_INCLUDE_ROOTS"
 """os.pathsep-separated folders inside which ``-I`` folders may lie; unset or empty: none."""
 MAX_INCLUDED_FILES = 256
 MAX_INCLUDED_BYTES = 64 << 20
-_INCLUDE_DIRECTIVES = frozenset({"include", "include_next", "import", "embed"})
-_SPLICE = re.compile(r"\\[ \t\f\v]*(?:\r\n|\r|\n)")
-_MAYBE_INCLUDE = re.compile(r"include|import|embed")
-_NEWLINE = re.compile(r"\r\n|\r|\n")
-_IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
-_SIGNIFICANT = re.compile(r"/\*|//|\"|'")
 
 
 def _refuse_include(where: str, line: int, message: str) -> BackendError:
     return BackendError(
         ErrorKind.INVALID_ARGUMENT, f"#include refused before the driver saw the source: {where} line {line}: {message}"
     )
-
-
-def _logical_lines(text: str) -> list[tuple[int, str]]:
-    """(first physical line number, text) of every line after trigraphs ??= ??/ and line splicing."""
-    text = text.replace("??=", "#").replace("??/", "\\")
-    lines: list[tuple[int, str]] = []
-    start = 1
-    pending: list[str] = []
-    for number, physical in enumerate(_NEWLINE.split(text), start=1):
-        stripped = physical.rstrip(" \t\f\v")
-        if stripped.endswith("\\"):
-            if not pending:
-                start = number
-            pending.append(stripped[:-1])
-            continue
-        if pending:
-            pending.append(physical)
-            lines.append((start, "".join(pending)))
-            pending = []
-        else:
-            lines.append((number, physical))
-    if pending:
-        lines.append((start, "".join(pending)))
-    return lines
-
-
-def _skip_blank(line: str, pos: int, in_comment: bool) -> tuple[int, bool]:
-    """Skip white space and comments from ``pos``; (new position, inside an unclosed /* comment)."""
-    end = len(line)
-    while pos < end:
-        if in_comment:
-            close = line.find("*/", pos)
-            if close < 0:
-                return end, True
-            pos, in_comment = close + 2, False
-        elif line[pos] in " \t\f\v":
-            pos += 1
-        elif line.startswith("/*", pos):
-            pos, in_comment = pos + 2, True
-        elif line.startswith("//", pos):
-            return end, False
-        else:
-            break
-    return pos, in_comment
-
-
-def _rest_state(line: str, pos: int, in_comment: bool) -> bool:
-    """Scan the rest of ``line`` for comments (skipping string and character literals); the comment state at its end."""
-    end = len(line)
-    while pos < end:
-        if in_comment:
-            close = line.find("*/", pos)
-            if close < 0:
-                return True
-            pos, in_comment = close + 2, False
-            continue
-        match = _SIGNIFICANT.search(line, pos)
-        if match is None:
-            return False
-        token = match.group()
-        if token == "//":
-            return False
-        if token == "/*":
-            pos, in_comment = match.end(), True
-            continue
-        pos = match.end()  # a literal: runs to its closing quote (backslash escapes) or the end of the line
-        while pos < end and line[pos] != token:
-            pos += 2 if line[pos] == "\\" else 1
-        pos += 1
-    return in_comment
-
-
-def include_directives(text: str) -> list[tuple[int, str, str | None, str]]:
-    """Every #include-like directive of ``text``: (line, directive, plain name or None, operand as written).
-
-    Conservative: a directive inside ``#if 0`` counts, and a ``#`` that follows a comment spanning
-    lines counts as the start of a line.
-    """
-    if not _MAYBE_INCLUDE.search(_SPLICE.sub("", text)):
-        return []
-    found: list[tuple[int, str, str | None, str]] = []
-    in_comment = False
-    for number, line in _logical_lines(text):
-        pos, in_comment = _skip_blank(line, 0, in_comment)
-        if line.startswith("#", pos) or line.startswith("%:", pos):
-            pos, in_comment = _skip_blank(line, pos + (1 if line[pos] == "#" else 2), in_comment)
-            match = _IDENTIFIER.match(line, pos)
-            if match and match.group() in _INCLUDE_DIRECTIVES:
-                directive = match.group()
-                pos, in_comment = _skip_blank(line, match.end(), in_comment)
-                operand = line[pos:].strip()
-                closing = {'"': '"', "<": ">"}.get(line[pos : pos + 1])
-                close = line.find(closing, pos + 1) if closing else -1
-                if closing and close > pos + 1:
-                    found.append((number, directive, line[pos + 1 : close], operand))
-                    pos = close + 1
-                else:
-                    found.append((number, directive, None, operand))
-                    pos = len(line)
-        in_comment = _rest_state(line, pos, in_comment)
-    return found
 
 
 def _within(path: str, folder: str) -> bool:

@@ -237,10 +237,16 @@ def load_artifact(path: Path, options: PackOptions | None = None) -> Artifact:
 
 
 def pack_raw(path: Path, data: bytes, kind: FileKind, options: PackOptions) -> KernelPackage:
-    """Wrap a raw module with :mod:`accelcore.pack` (see :func:`accel_cli.packing.pack_module`)."""
+    """Wrap a raw module with :mod:`accelcore.pack` (see :func:`accel_cli.packing.pack_module`); the
+    ``#include`` s of OpenCL C are inlined from the file's folder and the ``-I`` folders of ``--build-options``
+    first (:func:`accelcore.opencl_includes.source_with_includes`, as ``Device.kernel(path)`` does)."""
+    from accelcore.opencl_includes import source_with_includes
+
     from .packing import pack_module
 
     try:
+        if kind is FileKind.OPENCL_SOURCE:
+            data = source_with_includes(path, data, options.build_options)
         return pack_module(data, kind, options)
     except BackendError as exc:
         raise ArtifactError(f"{path}: {exc}", exc.kind.name) from None
