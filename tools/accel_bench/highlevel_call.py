@@ -209,24 +209,27 @@ class PyOpenCL:
         self.queue = cl.CommandQueue(self.context, cl_device)
         source = (corpus.corpus_root() / OPENCL_SOURCE).read_text(encoding="utf-8")
         self.kernel = cl.Program(self.context, source).build().saxpy
-        self.buffers: dict[int, tuple[Array, Array, Any, Any]] = {}
+        self.buffers: dict[tuple[int, str], tuple[Array, Array, Any, Any]] = {}
 
-    def _buffers(self, n: int) -> tuple[Array, Array, Any, Any]:
-        if n not in self.buffers:
+    def _buffers(self, n: int, variant: str) -> tuple[Array, Array, Any, Any]:
+        """Buffers of one variant: each variant has its own, as ours has (temporaries for host arrays,
+        ``dev.array``s for device arrays), so one variant never finds the other's data in the caches."""
+        if (n, variant) not in self.buffers:
             cl = self.cl
             x, y = _inputs(n, 3)
             flags = cl.mem_flags.READ_WRITE | cl.mem_flags.COPY_HOST_PTR
-            self.buffers[n] = (
+            self.buffers[n, variant] = (
                 x,
                 y,
                 cl.Buffer(self.context, flags, hostbuf=x),
                 cl.Buffer(self.context, flags, hostbuf=y),
             )
-        return self.buffers[n]
+        return self.buffers[n, variant]
 
     def ops(self, n: int) -> dict[str, Callable[[], object]]:
         cl, queue, knl = self.cl, self.queue, self.kernel
-        x, y, x_buf, y_buf = self._buffers(n)
+        x, y, x_buf, y_buf = self._buffers(n, "host arrays")
+        _, _, dx_buf, dy_buf = self._buffers(n, "device arrays")
         size = (n,)
 
         def host_arrays() -> object:
@@ -236,7 +239,7 @@ class PyOpenCL:
             return cl.enqueue_copy(queue, y, y_buf)  # blocking: waits for the kernel too (in-order queue)
 
         def device_arrays() -> object:
-            event = knl(queue, size, None, np.float32(A), x_buf, y_buf, np.int32(n))
+            event = knl(queue, size, None, np.float32(A), dx_buf, dy_buf, np.int32(n))
             event.wait()
             return event
 
@@ -301,7 +304,8 @@ class Wgpu:
         self.pipeline = self.device.create_compute_pipeline(
             layout=pipeline_layout, compute={"module": shader, "entry_point": "main"}
         )
-        self.buffers: dict[int, tuple[Array, Array, Any, Any, Any]] = {}
+        self.buffers: dict[tuple[int, str], tuple[Array, Array, Any, Any, Any]] = {}
+        """Per (size, variant): each variant has its own buffers (see ``PyOpenCL._buffers``)."""
         self.wait_method = "queue.on_submitted_work_done_sync"
         try:
             self.device.queue.on_submitted_work_done_sync()
@@ -338,11 +342,12 @@ class Wgpu:
         return dispatch
 
     def ops(self, n: int) -> dict[str, Callable[[], object]]:
-        if n not in self.buffers:
-            self.buffers[n] = self._buffers(n)
-        x, y, x_buf, y_buf, bind_group = self.buffers[n]
+        for variant in VARIANTS:
+            if (n, variant) not in self.buffers:
+                self.buffers[n, variant] = self._buffers(n)
+        x, y, x_buf, y_buf, bind_group = self.buffers[n, "host arrays"]
         queue = self.device.queue
-        dispatch = self._dispatch(n, bind_group)
+        dispatch = self._dispatch(n, self.buffers[n, "device arrays"][4])
         submit = self._encode_submit(n, bind_group)
 
         def host_arrays() -> object:
