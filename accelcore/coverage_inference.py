@@ -36,9 +36,9 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 from .errors import BackendError
-from .opencl_signature import build_option_macros, opencl_kernels
+from .opencl_signature import OpenCLKernel, build_option_macros, opencl_kernels
 from .package import ANY_LOCAL_SIZE, Coverage, DescriptorType, DispatchKind, KernelPackage, ModuleKind
-from .spirv import KIND_ARRAY, KIND_RUNTIME_ARRAY, KIND_STRUCT, inspect_spirv, instructions
+from .spirv import KIND_ARRAY, KIND_RUNTIME_ARRAY, KIND_STRUCT, SpirvModule, inspect_spirv, instructions
 
 __all__ = ["MAX_SOURCE_CHARS", "CoverageInference", "infer_coverage"]
 
@@ -73,9 +73,13 @@ class _GiveUp(Exception):
     """Inference of the whole kernel stops (the message says why)."""
 
 
-def infer_coverage(package: KernelPackage) -> CoverageInference:
+def infer_coverage(
+    package: KernelPackage, *, spirv: SpirvModule | None = None, kernel: OpenCLKernel | None = None
+) -> CoverageInference:
     """What coverage inspection proves for ``package``'s storage-buffer rows (see the module docstring).
 
+    ``spirv`` / ``kernel``: the module's :func:`~accelcore.spirv.inspect_spirv` result or the entry's
+    :class:`~accelcore.opencl_signature.OpenCLKernel`, when the caller has it (saves parsing again).
     Never raises for a module :func:`accelcore.pack.pack_module` accepted: a module it cannot read
     gives no inference, with the reason.
     """
@@ -85,9 +89,9 @@ def infer_coverage(package: KernelPackage) -> CoverageInference:
     try:
         _check_dispatch(package)
         if package.module_kind is ModuleKind.OPENCL_SOURCE:
-            touched = _opencl_source(package)
+            touched = _opencl_source(package, kernel)
         elif package.module_kind in (ModuleKind.SPIRV_VULKAN, ModuleKind.SPIRV_OPENCL):
-            touched = _spirv(package)
+            touched = _spirv(package, spirv)
         else:
             raise _GiveUp("a device binary cannot be inspected")
     except _GiveUp as stop:
@@ -141,7 +145,6 @@ _TOKEN = re.compile(
     r"[A-Za-z_][A-Za-z0-9_]*|\.?[0-9](?:[eEpP][+-]|[A-Za-z0-9_.])*"
     r"|<<=|>>=|\.\.\.|->|\+\+|--|<<|>>|<=|>=|==|!=|&&|\|\||[-+*/%&|^!=<>]=|[][(){}.,;:?~!+\-*/%&|^<>=#@$`]"
 )
-_SPACE = re.compile(r"[ \t\f\v\r\n]+")
 _SPLICE = re.compile(r"\\[ \t]*\r?\n")
 _DIRECTIVE = re.compile(r"^[ \t]*#[ \t]*([A-Za-z_]*)[ \t]*([A-Za-z_][A-Za-z0-9_]*)?", re.MULTILINE)
 _ALLOWED_DIRECTIVES = frozenset({"define", "pragma", "line"})
@@ -158,41 +161,44 @@ _IDENT = re.compile(r"[A-Za-z_]\w*")
 _OPTION_WORD = re.compile(r"-D\S*|-I\S*|-w|-Werror|-g|-cl-\S+")
 
 
+_COMMENT_OR_LITERAL = re.compile(r"/\*|//|\"|'")
+_LITERAL_REST = {q: re.compile(rf"(?:[^{q}\\\n]|\\.)*{q}") for q in ('"', "'")}
+_UNREAD = re.compile(r"[^\x09-\x0d\x20-\x7e]|\\")
+
+
 def _tokens(text: str) -> list[str]:
-    """The tokens of ``text`` (comments removed, string and character literals as one token each)."""
+    """The tokens of ``text``: comments removed, each string or character literal one ``0`` token (one pass
+    over the text: comment and literal ends are found with ``str.find`` and a linear regex)."""
     out: list[str] = []
     position, end = 0, len(text)
-    while position < end:
-        space = _SPACE.match(text, position)
-        if space:
-            position = space.end()
-            continue
-        char = text[position]
-        if text.startswith("//", position):
-            newline = text.find("\n", position)
+    while True:
+        found = _COMMENT_OR_LITERAL.search(text, position)
+        if found is None:
+            out.append(text[position:])
+            break
+        out.append(text[position : found.start()])
+        mark = found.group()
+        if mark == "//":
+            newline = text.find("\n", found.end())
             position = end if newline < 0 else newline
-        elif text.startswith("/*", position):
-            close = text.find("*/", position + 2)
+            out.append(" ")
+        elif mark == "/*":
+            close = text.find("*/", found.end())
             if close < 0:
                 raise _GiveUp("the source has an unclosed comment")
             position = close + 2
-        elif char in "\"'":
-            scan = position + 1
-            while scan < end and text[scan] != char:
-                if text[scan] == "\n":
-                    raise _GiveUp("the source has an unterminated literal")
-                scan += 2 if text[scan] == "\\" else 1
-            if scan >= end:
-                raise _GiveUp("the source has an unterminated literal")
-            out.append(text[position : scan + 1])
-            position = scan + 1
+            out.append(" ")
         else:
-            token = _TOKEN.match(text, position)
-            if token is None:
-                raise _GiveUp(f"the source has a character the inference does not read ({char!r})")
-            out.append(token.group())
-            position = token.end()
-    return out
+            rest = _LITERAL_REST[mark].match(text, found.end())
+            if rest is None:
+                raise _GiveUp("the source has an unterminated literal")
+            position = rest.end()
+            out.append(" 0 ")
+    clean = "".join(out)
+    odd = _UNREAD.search(clean)
+    if odd is not None:
+        raise _GiveUp(f"the source has a character the inference does not read ({odd.group()!r})")
+    return _TOKEN.findall(clean)
 
 
 def _matching(tokens: list[str], start: int, opening: str, closing: str) -> int:
@@ -207,7 +213,7 @@ def _matching(tokens: list[str], start: int, opening: str, closing: str) -> int:
     raise _GiveUp(f"an unbalanced {opening!r}")
 
 
-def _opencl_source(package: KernelPackage) -> dict[tuple[int, int], int | str]:
+def _opencl_source(package: KernelPackage, kernel: OpenCLKernel | None) -> dict[tuple[int, int], int | str]:
     source = package.module.decode("utf-8")
     if len(source) > MAX_SOURCE_CHARS:
         raise _GiveUp(f"the source is longer than {MAX_SOURCE_CHARS} characters")
@@ -229,7 +235,8 @@ def _opencl_source(package: KernelPackage) -> dict[tuple[int, int], int | str]:
     tokens = _tokens(_blank_directive_lines(text))
     if "#" in tokens:
         raise _GiveUp("the source has a '#' the inference cannot place (a directive after a comment?)")
-    kernel = next(k for k in opencl_kernels(source, package.build_options) if k.name == package.entry_point)
+    if kernel is None or kernel.name != package.entry_point:
+        kernel = next(k for k in opencl_kernels(source, package.build_options) if k.name == package.entry_point)
     start, stop, functions = _kernel_body(tokens, package.entry_point)
     body = tokens[start + 1 : stop]
     for position, token in enumerate(body[:-1]):
@@ -438,8 +445,9 @@ class _Flow:
 _UNSET, _DIRTY = object(), object()
 
 
-def _spirv(package: KernelPackage) -> dict[tuple[int, int], int | str]:
-    module = inspect_spirv(package.module)
+def _spirv(package: KernelPackage, module: SpirvModule | None) -> dict[tuple[int, int], int | str]:
+    if module is None:
+        module = inspect_spirv(package.module)
     entry = module.entry_point(package.entry_point)
     vulkan = package.module_kind is ModuleKind.SPIRV_VULKAN
     values: dict[int, object] = {}

@@ -567,6 +567,8 @@ def pack_module(
     """
     module = bytes(data)
     found_kind = detect_module_kind(module) if kind is None else ModuleKind(kind)
+    spirv: SpirvModule | None = None
+    kernel: OpenCLKernel | None = None
     push = b""
     specs: tuple[SpecConstant, ...] = ()
     records: tuple[KernelArgument, ...] = ()
@@ -671,19 +673,21 @@ def pack_module(
         spec_constants=specs,
     )
     if infer_coverage:
-        package = _with_inferred_coverage(package, set(coverage or ()))
+        package = _with_inferred_coverage(package, set(coverage or ()), spirv, kernel)
     validate_package(package)
     return package
 
 
-def _with_inferred_coverage(package: KernelPackage, stated: set[int]) -> KernelPackage:
+def _with_inferred_coverage(
+    package: KernelPackage, stated: set[int], spirv: SpirvModule | None, kernel: OpenCLKernel | None
+) -> KernelPackage:
     """``package`` with PER_WORK_ITEM on the rows inference proves, except the slots the caller stated."""
     from .coverage_inference import infer_coverage
 
     open_rows = [b for b in package.bindings if b.slot not in stated and b.coverage is Coverage.UNKNOWN]
     if not open_rows:
         return package
-    proven = infer_coverage(package).per_work_item
+    proven = infer_coverage(package, spirv=spirv, kernel=kernel).per_work_item
     if not proven & {b.slot for b in open_rows}:
         return package
     rows = tuple(
