@@ -625,6 +625,8 @@ class Kernel:
             | None
         ) = None
         """The previous call's result with its argument names, value objects, global size and groups."""
+        self._bindings: dict[int, Binding] = {}
+        """The last (immutable) Binding made per slot: a call on the same array object reuses it."""
         self.package: KernelPackage | None = None
         if module.startswith(MAGIC[:4]):
             self.package = parse_package(module)
@@ -846,10 +848,21 @@ class Kernel:
         **kwargs: object,
     ) -> Run:
         """Check, upload and submit; returns a :class:`Run` (``done()``, ``wait()``, ``cancel()``)."""
+        return self._submit(args, kwargs, global_size, groups, timeout)
+
+    def _submit(
+        self,
+        args: Sequence[object],
+        kwargs: Mapping[str, object],
+        global_size: int | Sequence[int] | None,
+        groups: Sequence[int] | None,
+        timeout: float | None,
+    ) -> Run:
         self.device._check_open()
         buffers, others = self._route(args, kwargs)
         pkg, data, layout = self._packed(others, global_size, groups)
         plan = []
+        reuse = self._bindings
         for slot in layout:
             value = buffers[slot.param.name]
             # The common case is decided here; anything else gets the full check (and its error).
@@ -865,7 +878,10 @@ class Kernel:
                 fits, nbytes = False, 0
             if not (fits and nbytes and not nbytes % slot.element_size):
                 bound = _checked_array(slot.param, slot.row, value, pkg)
-            plan.append(Binding(slot.param.name, slot.slot, slot.access, bound))
+            made = reuse.get(slot.slot)
+            if made is None or made.value is not bound or made.access is not slot.access:
+                made = reuse[slot.slot] = Binding(slot.param.name, slot.slot, slot.access, bound)
+            plan.append(made)
         program = self._program(pkg, data)
         return Run(self.device, program, plan, timeout, label=self.name)
 
@@ -905,7 +921,7 @@ class Kernel:
         **kwargs: object,
     ) -> Any:
         """``submit(...).wait()``: the arrays the kernel writes (one, or a tuple in parameter order)."""
-        return self.submit(*args, global_size=global_size, groups=groups, timeout=timeout, **kwargs).wait()
+        return self._submit(args, kwargs, global_size, groups, timeout).wait()
 
 
 def _checked_array(param: Parameter, row: Any, value: object, pkg: KernelPackage) -> npt.NDArray[Any] | DeviceArray:

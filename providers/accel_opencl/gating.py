@@ -507,9 +507,11 @@ class QueueGates:
         native work has ended: its kernel event, or on ``markers`` drivers its batch's marker (it
         ends right after the kernel, and a poll reads it first). False at once, without blocking,
         for a deferred or gated submission (the driver does not hold it, or holds it behind a gate
-        only the host opens) and for one already ended. Records nothing: a failed kernel is
-        reported by the next poll, so the wait's own error is not raised. No timeout: OpenCL has
-        none (the engine asks only when neither its wait nor the submission has a deadline).
+        only the host opens) and for one already ended. After the wait, one status read as a poll
+        makes it (it records what the driver says, so the next poll needs no lock); the wait's own
+        error is not raised (a failed kernel is reported by that read or the next poll). No
+        timeout: OpenCL has none (the engine asks only when neither its wait nor the submission
+        has a deadline).
         """
         if submission.phase is not Phase.RELEASED:
             return False
@@ -527,7 +529,16 @@ class QueueGates:
         try:
             watch.wait()
         except self._errors:
-            pass  # the kernel ended with an error status: poll_event reports it
+            pass  # the kernel ended with an error status: the read below or poll_event reports it
+        with self._lock:
+            if submission.phase is Phase.RELEASED:
+                try:
+                    if self._read_locked(submission):
+                        self._retire_locked(submission)
+                except BackendError:
+                    pass  # poll_event meets the same error and reports it
+            if self._deferred or self._dirty or self._tail is not None:
+                self._pump_locked()  # the window may have room now, as after a poll
         return True
 
     def cancel(self, submission: Submission) -> None:
