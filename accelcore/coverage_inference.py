@@ -38,7 +38,17 @@ from dataclasses import dataclass, field
 from .errors import BackendError
 from .opencl_signature import OpenCLKernel, build_option_macros, opencl_kernels
 from .package import ANY_LOCAL_SIZE, Coverage, DescriptorType, DispatchKind, KernelPackage, ModuleKind
-from .spirv import KIND_ARRAY, KIND_RUNTIME_ARRAY, KIND_STRUCT, SpirvModule, inspect_spirv, instructions
+from .spirv import (
+    KIND_ARRAY,
+    KIND_MATRIX,
+    KIND_RUNTIME_ARRAY,
+    KIND_STRUCT,
+    KIND_VECTOR,
+    SpirvModule,
+    SpirvType,
+    inspect_spirv,
+    instructions,
+)
 
 __all__ = ["MAX_SOURCE_CHARS", "CoverageInference", "infer_coverage"]
 
@@ -433,6 +443,8 @@ class _Flow:
     """Function variables: their one stored tag, ``_UNSET`` before any store, ``_DIRTY`` after a second."""
     verdicts: dict[tuple[int, int], int | str]
     strides: dict[tuple[int, int], int]
+    elements: dict[tuple[int, int], SpirvType | None]
+    """The element type of each buffer (what indices after the global id may step into)."""
 
     def bad(self, key: tuple[int, int], why: str) -> None:
         self.verdicts[key] = why
@@ -452,6 +464,7 @@ def _spirv(package: KernelPackage, module: SpirvModule | None) -> dict[tuple[int
     vulkan = package.module_kind is ModuleKind.SPIRV_VULKAN
     values: dict[int, object] = {}
     strides: dict[tuple[int, int], int] = {}
+    elements: dict[tuple[int, int], SpirvType | None] = {}
     why_not: dict[tuple[int, int], str] = {}
     if vulkan:
         keys = Counter((d.set, d.binding) for d in module.descriptors)
@@ -476,12 +489,14 @@ def _spirv(package: KernelPackage, module: SpirvModule | None) -> dict[tuple[int
                 continue
             values[d.variable_id] = ("buffer", key)
             strides[key] = member.type.stride
+            elements[key] = member.type.component
     else:
         for p in entry.parameters:
             if p.is_global_buffer and p.value_bytes:
                 values[p.id] = ("element-base", (0, p.index))
                 strides[(0, p.index)] = p.value_bytes
-    flow = _Flow(values, {}, {}, dict(why_not), strides)
+                elements[(0, p.index)] = p.type
+    flow = _Flow(values, {}, {}, dict(why_not), strides, elements)
     builtins: set[int] = set()
     function: list[tuple[int, object]] = []
     inside = False
@@ -493,7 +508,7 @@ def _spirv(package: KernelPackage, module: SpirvModule | None) -> dict[tuple[int
             and ops[2] == _BUILTIN_GLOBAL_INVOCATION_ID
         ):
             builtins.add(ops[0])
-        elif opcode == _OP_CONSTANT and len(ops) >= 3:
+        elif opcode == _OP_CONSTANT and len(ops) == 3:  # 32-bit constants only (wider ones take more words)
             flow.constants[ops[1]] = ops[2]
         elif opcode == _OP_FUNCTION and len(ops) >= 2:
             inside = ops[1] == entry.id
@@ -505,6 +520,27 @@ def _spirv(package: KernelPackage, module: SpirvModule | None) -> dict[tuple[int
         flow.values[builtin] = _GID_VARIABLE
     _run_block(flow, function)
     return flow.verdicts
+
+
+def _inside_element(element: SpirvType | None, indices: list[int], constants: dict[int, int]) -> bool:
+    """Whether constant ``indices`` into one ``element`` stay inside it (struct members, vector lanes, matrix
+    columns and sized arrays, each index below its count)."""
+    current = element
+    for index in indices:
+        value = constants.get(index)
+        if value is None or current is None:
+            return False
+        if current.kind == KIND_STRUCT:
+            if value >= len(current.members):
+                return False
+            current = current.members[value].type
+        elif current.kind in (KIND_VECTOR, KIND_MATRIX, KIND_ARRAY):
+            if current.count is None or value >= current.count:
+                return False
+            current = current.component
+        else:
+            return False
+    return True
 
 
 def _tag_key(tag: object) -> tuple[int, int] | None:
@@ -611,16 +647,14 @@ def _step(flow: _Flow, opcode: int, ops: list[int]) -> None:
             index, rest = indices[1], indices[2:]
         elif kind == "element-base" and pointer_chain and indices:
             index, rest = indices[0], indices[1:]
-        elif kind == "element" and not pointer_chain:
-            index, rest = -1, indices
         else:
             flow.bad(key, "an access chain on it is not base[global id]")
             return
-        if index != -1 and values.get(index) != _GID:
+        if values.get(index) != _GID:
             flow.bad(key, "it is indexed with something other than the global id")
             return
-        if any(i not in flow.constants for i in rest):
-            flow.bad(key, "an access chain goes into an element with a computed index")
+        if not _inside_element(flow.elements.get(key), rest, flow.constants):
+            flow.bad(key, "an access chain steps past its element (a computed or out-of-range index)")
             return
         _escape(flow, rest)
         values[result] = ("element", key)

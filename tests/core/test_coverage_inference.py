@@ -258,6 +258,21 @@ def test_glsl_that_inspection_cannot_prove(body: str, expected: str, tmp_path: P
     assert Coverage.UNKNOWN in _coverage(pkg).values()
 
 
+def test_glsl_members_inside_one_element(tmp_path: Path) -> None:
+    compiler = _tool("glslangValidator")
+    (tmp_path / "k.comp").write_text(
+        "#version 450\nlayout(local_size_x = 64) in;\nstruct P { vec2 at; float mass; };\n"
+        "layout(set = 0, binding = 0) buffer Ps { P ps[]; };\n"
+        "layout(set = 0, binding = 1) buffer Vs { vec4 vs[]; };\n"
+        "void main() { uint i = gl_GlobalInvocationID.x; ps[i].mass = vs[i].w; vs[i].xy = ps[i].at; }\n"
+    )
+    command = [compiler, "-V", "--target-env", "vulkan1.1", "-o", str(tmp_path / "k.spv"), str(tmp_path / "k.comp")]
+    done = subprocess.run(command, capture_output=True, text=True, check=False)
+    assert done.returncode == 0, done.stdout + done.stderr
+    pkg = pack_module((tmp_path / "k.spv").read_bytes(), global_size=128)
+    assert _coverage(pkg) == {0: Coverage.PER_WORK_ITEM, 1: Coverage.PER_WORK_ITEM}, infer_coverage(pkg).describe()
+
+
 def test_vulkan_global_size_not_a_multiple_of_the_group(tmp_path: Path) -> None:
     pkg = _pack_vk(_glsl("y[i] = x[i];", tmp_path), global_size=100)
     assert set(_coverage(pkg).values()) == {Coverage.UNKNOWN}
@@ -334,6 +349,26 @@ def test_opencl_spirv(tmp_path: Path) -> None:
     assert "slot 1 not inferred: it is indexed with something other than the global id" in (
         infer_coverage(shifted).describe()
     )
+    # not valid SPIR-V (a float has no members), and a forged module must not slip past: an index after the id
+    # that steps out of the element is refused
+    past = OPENCL_SPIRV.replace(
+        "%py = OpInBoundsPtrAccessChain %ptr_cw %y %iy", "%py = OpInBoundsPtrAccessChain %ptr_cw %y %iy %uint_1"
+    )
+    (tmp_path / "past.spvasm").write_text(
+        past.replace("INDEX", "%iy = OpCopyObject %ulong %lw").replace(
+            "%ulong_1 = OpConstant %ulong 1", "%ulong_1 = OpConstant %ulong 1\n     %uint_1 = OpConstant %uint 1"
+        )
+    )
+    done = subprocess.run(
+        [_tool("spirv-as"), "--target-env", "spv1.0", "-o", str(tmp_path / "past.spv"), str(tmp_path / "past.spvasm")],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    forged = pack_module((tmp_path / "past.spv").read_bytes(), global_size=32)
+    assert _coverage(forged) == {0: Coverage.PER_WORK_ITEM, 1: Coverage.UNKNOWN}
+    assert "steps past its element" in infer_coverage(forged).describe()
 
 
 # --------------------------------------------------------------------------- hostile input: bounded, linear
