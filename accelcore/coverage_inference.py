@@ -231,6 +231,8 @@ def _opencl_source(package: KernelPackage, kernel: OpenCLKernel | None) -> dict[
         raise _GiveUp("the source contains '??' (a trigraph would change what the compiler reads)")
     if any(d in source for d in ("<:", ":>", "<%", "%>", "%:")):
         raise _GiveUp("the source contains a digraph")
+    if "c++" in package.build_options.lower():
+        raise _GiveUp("C++ for OpenCL (references and lambdas escape these rules) is not inspected")
     for word in package.build_options.split():
         if not _OPTION_WORD.fullmatch(word):
             raise _GiveUp(f"the build option {word!r} is not one the inference understands")

@@ -167,6 +167,20 @@ def test_dispatches_whose_work_items_differ_from_the_counted_elements(
     assert reason in infer_coverage(pkg).describe()
 
 
+def test_build_options_that_change_the_language_or_the_body() -> None:
+    for options, reason in (
+        ("-cl-std=CLC++", "C++ for OpenCL"),
+        ("-Dget_global_id=get_local_id", "the macro 'get_global_id'"),
+        ("-DOTHER=1 -cl-fast-relaxed-math", ""),
+    ):
+        pkg = _pack_cl(UNGUARDED, build_options=options)
+        found = infer_coverage(pkg)
+        if reason:
+            assert set(_coverage(pkg).values()) == {Coverage.UNKNOWN} and reason in found.describe(), found.describe()
+        else:
+            assert set(_coverage(pkg).values()) == {Coverage.PER_WORK_ITEM}, found.describe()
+
+
 def test_dispatches_that_launch_exactly_the_counted_elements() -> None:
     for options in (
         {"dispatch": Dispatch(DispatchKind.FROM_BINDING, slot=1)},  # the driver chooses the local size
