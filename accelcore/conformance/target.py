@@ -2,14 +2,22 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections import deque
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any, Protocol
 
 from ..flags import AccessMode, BufferUsage, MemoryDomain
 from ..program import ArtifactFormat, TargetIdentity
 
-__all__ = ["BindingFixture", "ConformanceHooks", "ConformanceTarget", "CopyPathLog", "CopyPathRecord"]
+__all__ = [
+    "COPY_PATH_LIMIT",
+    "BindingFixture",
+    "ConformanceHooks",
+    "ConformanceTarget",
+    "CopyPathLog",
+    "CopyPathRecord",
+]
 
 
 @dataclass(frozen=True, slots=True)
@@ -111,6 +119,35 @@ class ConformanceHooks(Protocol):
 CopyPathRecord = tuple[int, int, int, int, int]
 """(direct, shared, staged, staged_bytes, explicit-transfer bytes so far): one accepted submission."""
 
+COPY_PATH_LIMIT = 4096
+"""The most records a :class:`CopyPathLog` keeps: past it the oldest go (``dropped`` counts them), so a
+long-running process that turned the diagnostics on holds at most this many small tuples."""
+
+
+class _Records:
+    """The bounded record store of a :class:`CopyPathLog`: ``append`` drops the oldest record past the
+    limit and moves the log's ``start`` to that record's running count, so the bytes reported for the
+    first kept record are still the bytes since the one before it."""
+
+    __slots__ = ("_items", "_log")
+
+    def __init__(self, log: CopyPathLog) -> None:
+        self._items: deque[CopyPathRecord] = deque()
+        self._log = log
+
+    def append(self, record: CopyPathRecord) -> None:
+        if len(self._items) >= self._log.limit:
+            oldest = self._items.popleft()
+            self._log.start = oldest[4]
+            self._log.dropped += 1
+        self._items.append(record)
+
+    def __len__(self) -> int:
+        return len(self._items)
+
+    def __iter__(self) -> Iterator[CopyPathRecord]:
+        return iter(self._items)
+
 
 class CopyPathLog:
     """The records a provider keeps for ``ConformanceHooks.copy_paths`` once diagnostics are on.
@@ -119,16 +156,25 @@ class CopyPathLog:
     it has none) and appends one :data:`CopyPathRecord` per accepted submission: the binding counts of
     the path that submission really took plus the provider's running count of explicit-transfer bytes
     (``start`` is that count when the log was made). :meth:`report` turns the running count into the
-    bytes moved since the previous record. Unbounded while on: a diagnostics tool, not for production.
+    bytes moved since the previous record. Bounded: at most ``limit`` records (default
+    :data:`COPY_PATH_LIMIT`) are kept, the oldest dropped first and counted in ``dropped``, so turning the
+    diagnostics on in a long-running process costs a fixed amount of memory.
     """
 
-    __slots__ = ("records", "start")
+    __slots__ = ("dropped", "limit", "records", "start")
 
-    def __init__(self, transferred: int = 0) -> None:
-        self.records: list[CopyPathRecord] = []
+    def __init__(self, transferred: int = 0, limit: int | None = None) -> None:
+        limit = COPY_PATH_LIMIT if limit is None else limit
+        if limit < 1:
+            raise ValueError(f"a copy-path log keeps at least one record, not {limit}")
+        self.limit = limit
+        self.dropped = 0
+        """Records dropped (oldest first) because the log was full."""
         self.start = transferred
+        self.records = _Records(self)
 
     def report(self) -> list[dict[str, int]]:
+        """The kept records, oldest first (after ``dropped`` older ones), with ``transfer_bytes`` per record."""
         out: list[dict[str, int]] = []
         previous = self.start
         for direct, shared, staged, staged_bytes, transferred in self.records:

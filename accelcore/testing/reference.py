@@ -17,6 +17,7 @@ BUSY, until released. No threads. Not thread-safe.
 from __future__ import annotations
 
 import time
+from collections import deque
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, TypeVar, cast
 
@@ -24,6 +25,7 @@ import numpy as np
 import numpy.typing as npt
 
 from ..buffers import AllocatedBuffer, BufferDesc, BufferInfo, validate_transfer
+from ..conformance.target import COPY_PATH_LIMIT
 from ..device import ContextDesc, DeviceIdentity, DeviceInfo, DeviceLimits, QueueDesc
 from ..errors import BackendError, ErrorKind, ReleaseRejected, SubmitRejected
 from ..flags import AcceleratorClass, BufferProperties, Capabilities, MemoryDomain
@@ -277,11 +279,12 @@ class ReferenceAccelerator:
         self._queues: list[RefQueue] = []
         self._events: list[RefEvent] = []
         self.control = HoldControl(self)
-        self.copy_paths: list[dict[str, int]] = []
+        self.copy_paths: deque[dict[str, int]] = deque(maxlen=COPY_PATH_LIMIT)
         """Per accepted submission: how its bindings reach the program (``ConformanceHooks.copy_paths``).
         The reference runs on the buffers' own bytes: DEVICE buffers are ``direct``, HOST and SHARED ones
         ``shared`` (host memory the program reads in place); nothing is ``staged``. ``transfer_bytes``:
-        what write_buffer/read_buffer moved since the previous submission (or since construction)."""
+        what write_buffer/read_buffer moved since the previous submission (or since construction).
+        Always on, so bounded: the latest :data:`~accelcore.conformance.target.COPY_PATH_LIMIT` records."""
         self.transferred = 0
         """Bytes moved by successful write_buffer/read_buffer calls on this instance."""
         self._transferred_at_submit = 0

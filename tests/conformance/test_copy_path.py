@@ -103,3 +103,51 @@ class _NoCopyPathHooks:
 def test_without_the_hook_the_case_skips() -> None:
     result = _case(ReferenceAccelerator, _NoCopyPathHooks())
     assert result.status is CaseStatus.SKIPPED and "copy_paths" in result.reason
+
+
+def test_the_reference_keeps_only_the_latest_copy_paths(monkeypatch: Any) -> None:
+    """The reference records every submission from construction (always on), so its log is bounded too:
+    five accepted submissions against a limit of 3 leave the latest 3, with their own transfer bytes."""
+    import accelcore.testing.reference as reference_module
+    from accelcore import (
+        ArtifactRef,
+        BindingRef,
+        BufferDesc,
+        BufferRange,
+        ContextDesc,
+        EventState,
+        MemorySource,
+        QueueDesc,
+        Timeout,
+    )
+    from accelcore.waiting import poll_until_terminal
+
+    monkeypatch.setattr(reference_module, "COPY_PATH_LIMIT", 3)
+    provider = ReferenceAccelerator()
+    target = reference_target()
+    context = provider.create_context(ContextDesc())
+    made = [
+        provider.allocate_buffer(context, BufferDesc(len(f.initial), f.alignment, f.domain, f.buffer_usage()))
+        for f in target.fixtures
+    ]
+    artifact = ArtifactRef(target.format, target.target, MemorySource(target.artifact), target.resident_bytes)
+    program = provider.load_program(context, artifact)
+    queue = provider.create_queue(context, QueueDesc())
+    for run_index in range(5):
+        written = 0
+        for fixture, allocated in zip(target.fixtures, made, strict=True):
+            if run_index % 2 == 0 or fixture is target.fixtures[0]:  # alternate runs write one or every fixture
+                provider.write_buffer(allocated.buffer, 0, MemorySource(fixture.initial))
+                written += len(fixture.initial)
+        bindings = [
+            BindingRef(f.slot, m.buffer, BufferRange(0, len(f.initial)), f.access)
+            for f, m in zip(target.fixtures, made, strict=True)
+        ]
+        event = provider.submit(queue, program, bindings, Timeout.INFINITE)
+        assert poll_until_terminal(lambda e=event: provider.poll_event(e), 10.0) == EventState.COMPLETE
+        provider.destroy_event(event)
+        assert provider.copy_paths[-1]["transfer_bytes"] == written, run_index
+    assert len(provider.copy_paths) == 3
+    everything = sum(len(f.initial) for f in target.fixtures)
+    first = len(target.fixtures[0].initial)
+    assert [r["transfer_bytes"] for r in provider.copy_paths] == [everything, first, everything]  # runs 2, 3, 4

@@ -144,3 +144,25 @@ def test_nothing_is_recorded_until_asked(family: Any, entry: Any) -> None:
         rig.release()
     finally:
         _close(provider)
+
+
+def test_a_full_log_keeps_the_latest_records(family: Any, entry: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The log is bounded (COPY_PATH_LIMIT records): past it the oldest go, ``dropped`` counts them, and the
+    first kept record's transfer bytes are still those since the record before it."""
+    from accelcore.conformance import target as target_module
+
+    monkeypatch.setattr(target_module, "COPY_PATH_LIMIT", 2)
+    setup = family.conformance(entry)
+    provider = setup.factory()
+    try:
+        assert setup.hooks.copy_paths(provider) == []
+        rig = _Rig(provider, setup.target)
+        for index in range(5):
+            rig.run(0 if index % 2 == 0 else OFFSET)
+        records = setup.hooks.copy_paths(provider)
+        assert len(records) == 2 and provider.copy_log.dropped == 3
+        assert [r["transfer_bytes"] for r in records] == [3 * rig.size, 3 * rig.size]  # writes + previous read
+        assert all(r["staged"] == 0 and r["direct"] + r["shared"] == 2 for r in records)
+        rig.release()
+    finally:
+        _close(provider)
