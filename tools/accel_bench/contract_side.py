@@ -178,12 +178,18 @@ class ContractSession:
         self.count += 1
 
     def drain(self, event: Handle) -> None:
-        """Wait for ``event`` with :func:`accelcore.waiting.poll_until_terminal` (polls with back-off,
-        sleeping between them), insist on Complete, destroy it: how a throughput-minded caller waits.
-        A busy poll would take a core from a CPU device's own worker threads; the raw sides block in
-        ``clWaitForEvents`` / ``vkWaitForFences`` here."""
+        """Wait for ``event``, insist on Complete, destroy it: how a throughput-minded caller waits.
+        Through the engine: ``CommandEngine.wait`` (it blocks in ``clWaitForEvents`` /
+        ``vkWaitSemaphores`` where the provider can, as the raw sides block in ``clWaitForEvents`` /
+        ``vkWaitForFences`` here); provider-direct: :func:`accelcore.waiting.poll_until_terminal`
+        (polls sleeping in between: a busy poll would take a core from a CPU device's own worker
+        threads)."""
         api = self.api
-        state = poll_until_terminal(lambda: api.poll_event(event), None)
+        wait = getattr(api, "wait", None)
+        if wait is not None:
+            state = wait(event)
+        else:
+            state = poll_until_terminal(lambda: api.poll_event(event), None)
         if state is None or state.status is not EventStatus.COMPLETE:
             raise RuntimeError(f"{self.name}: tiny kernel ended {state}")
         api.destroy_event(event)

@@ -33,6 +33,8 @@ class EngineApi:
         self.submit = engine.submit
         self.poll_event = engine.poll
         self.destroy_event = engine.destroy_event
+        self.wait = engine.wait
+        """The engine's blocking wait (in the driver where the provider can): the sustained drain uses it."""
 
     def device_info(self) -> DeviceInfo:
         return self.engine.info
