@@ -132,6 +132,42 @@ def test_vulkan_sin_is_judged_in_absolute_error_on_minus_pi_to_pi_only() -> None
     assert not measure(fn, "vulkan", fn.vulkan, inputs, off, flush_allowed=True).passed
 
 
+def test_a_sweep_that_judges_nothing_does_not_pass() -> None:
+    """No value inside the promise's domain (Vulkan sin outside [-pi, pi]) or no value at all: nothing was
+    measured, so the verdict is a failure that says so, never a pass."""
+    fn = function("sin")
+    assert fn.vulkan is not None
+    outside = [np.linspace(4.0, 1e4, 4096).astype(np.float32)]
+    with np.errstate(all="ignore"):
+        right = np.sin(outside[0].astype(np.float64)).astype(np.float32)
+    result = measure(fn, "vulkan", fn.vulkan, outside, right, flush_allowed=True)
+    assert result.judged == 0 and result.outside == 4096 and result.failures == 0
+    assert not result.passed
+    assert result.cell == "nothing judged (4096 values, 4096 outside the domain)"
+    assert "NOTHING JUDGED" in result.summary()
+    empty = measure(function("add"), "opencl", function("add").opencl, [np.zeros(0, np.float32)] * 2,
+                    np.zeros(0, np.float32), flush_allowed=False)  # fmt: skip
+    assert empty.values == 0 and not empty.passed and "nothing judged" in empty.cell
+
+
+def test_a_per_value_limit_reports_the_worst_value_against_its_own_limit() -> None:
+    """Vulkan log on [0.5, 2] is absolute (2^-21): near log(1) = 0 that is millions of ulps, so the summary
+    states the worst value's error against the limit there, not a misleading max in ulps."""
+    fn = function("log")
+    assert fn.vulkan is not None
+    inputs = _inputs("log")
+    with np.errstate(all="ignore"):
+        x = inputs[0].astype(np.float64)
+        off = (np.log(x) + np.where((x >= 0.5) & (x <= 2.0), 2.0**-22, 0.0)).astype(np.float32)  # half the bound
+    result = measure(fn, "vulkan", fn.vulkan, inputs, off, flush_allowed=True)
+    assert result.passed and result.max_error > 1000, result.summary()  # huge in ulps near log(1) = 0
+    assert result.worst_error <= result.worst_limit
+    assert f"worst error {result.worst_error:.4g} ulp against its limit there {result.worst_limit:.4g}" in (
+        result.summary()
+    )
+    assert result.summary().startswith("log on vulkan: worst error ")
+
+
 def test_every_sweep_is_large_deterministic_and_has_the_edges() -> None:
     for fn in F32_FUNCTIONS:
         first = sweep(fn.name, fn.arity, fn.domain)

@@ -247,3 +247,60 @@ def test_a_false_claim_either_way_fails_the_support_case(provider: str, type_: s
             assert result.metrics["cell"] == "f16 claimed, broken"
             return
     pytest.skip("every OpenCL device here claims f16: no absent type to claim falsely")
+
+
+_PRAGMA = b"#pragma OPENCL EXTENSION cl_khr_fp16 : enable"
+
+
+def _half_as_float(real: Any) -> Any:
+    """module_bytes with the OpenCL f16 kernel built without cl_khr_fp16, ``half`` defined as ``float``."""
+
+    def patched(api: str, name: str) -> bytes:
+        data: bytes = real(api, name)
+        return data.replace(_PRAGMA, b"#define half float") if name == "f16" else data
+
+    return patched
+
+
+def test_an_unclaimed_type_accepted_and_computed_wrongly_is_shown(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A device that does not claim f16 but builds a kernel 'using' it and returns wrong results (here the
+    half kernel with half defined as float, so 2048 + 1 = 2049): the claim is not false (the type is not
+    usable), but the cell says the kernel was accepted with wrong results instead of a plain 'no f16'."""
+    from accel_cli.inventory import discover  # type: ignore[import-not-found,unused-ignore]
+
+    real = kernels.module_bytes
+    assert _PRAGMA in real("opencl", "f16")
+    inventory = discover(["opencl"])
+    for entry in inventory.devices:
+        setup = inventory.family_of(entry).conformance(entry)
+        support = next(c for c in setup.numerics_cases if c.id == "numerics.support.f16")
+        if run(setup.factory, setup.target, setup.hooks, [support], select=[support.id]).cases[0].metrics["claimed"]:
+            continue
+        monkeypatch.setattr(kernels, "module_bytes", _half_as_float(real))
+        (result,) = run(setup.factory, setup.target, setup.hooks, [support], select=[support.id]).cases
+        assert result.status is CaseStatus.PASSED, result.reason
+        assert result.metrics["cell"] == "no f16 (accepted, wrong results)"
+        assert "wrong results: add: " in result.reason and "are not float16 values" in result.reason
+        return
+    pytest.skip("every OpenCL device here claims f16: no unclaimed type to accept")
+
+
+def test_a_claimed_f16_computed_in_float_fails_support_and_the_functions(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The f16 kernels carry float buffers; a device that claims f16 but computes in float returns values
+    that are not half values. The host must not round them into half (that would pass 2048 + 1 as 2048 and
+    measure float arithmetic as 'correctly rounded half'): support fails 'claimed, broken' and a function
+    case fails saying its results are not float16 values."""
+    entry, setup = _first_with("opencl", "f16")
+    real = kernels.module_bytes
+    assert _PRAGMA in real("opencl", "f16")
+    monkeypatch.setattr(kernels, "module_bytes", _half_as_float(real))
+    ids = ["numerics.support.f16", "numerics.add.f16", "numerics.exp.f16"]
+    report = run(setup.factory, setup.target, setup.hooks, setup.numerics_cases, select=ids)
+    results = {c.id: c for c in report.cases}
+    support = results["numerics.support.f16"]
+    assert support.status is CaseStatus.FAILED and support.metrics["cell"] == "f16 claimed, broken", support.reason
+    assert "are not float16 values" in support.reason
+    for case_id in ids[1:]:
+        result = results[case_id]
+        assert result.status is CaseStatus.FAILED, f"{entry.id} {case_id}: {result.reason}"
+        assert "results are not float16 values" in result.reason and result.metrics["cell"] == "not half"

@@ -83,11 +83,15 @@ class Measurement:
 
     @property
     def passed(self) -> bool:
-        return self.failures == 0
+        """No judged value outside the limit, and at least one value judged (an empty sweep, or one whose
+        every value lies outside the promise's domain, measured nothing: it does not pass)."""
+        return self.failures == 0 and self.judged > 0
 
     @property
     def cell(self) -> str:
         """The matrix cell text: ``2.1 ulp ≤ 4``, ``0.5 ulp ≤ cr``, ``9.1e-05 abs ≤ 2^-11``..."""
+        if self.judged == 0:
+            return f"nothing judged ({self.values} values, {self.outside} outside the domain)"
         relation = "≤" if self.passed else ">"
         if self.limit.measure == "abs":
             text = f"{self.max_abs_error:.2g} abs {relation} {self.limit.text}"
@@ -103,9 +107,22 @@ class Measurement:
         return text
 
     def summary(self) -> str:
+        if self.judged == 0:
+            return (
+                f"{self.function} on {self.api}: NOTHING JUDGED: none of the {self.values} values is inside the "
+                f"domain of the limit {self.limit.text} ({self.limit.section}); a case that measured nothing fails"
+            )
         verdict = "within" if self.passed else "OUTSIDE"
+        if self.limit.measure == "abs":
+            # an absolute-error promise: ulps near a zero result are huge and say nothing about the verdict
+            error = f"max absolute error {self.max_abs_error:.3g}"
+        elif self.limit.per_value is not None:
+            # a per-value limit: the largest error in ulps may sit where the limit is larger still
+            error = f"worst error {self.worst_error:.4g} ulp against its limit there {self.worst_limit:.4g}"
+        else:
+            error = f"max error {self.max_error:.4g} ulp"
         line = (
-            f"{self.function} on {self.api}: max error {self.max_error:.4g} ulp over {self.judged} judged values "
+            f"{self.function} on {self.api}: {error} over {self.judged} judged values "
             f"of {self.values}, {verdict} the limit {self.limit.text} ({self.limit.section})"
         )
         if self.worst_index >= 0:

@@ -54,18 +54,30 @@ SUPPORT_PROBES: dict[str, tuple[tuple[str, Sequence[float], Sequence[float], Seq
     ),
 }
 """Per type, launches whose right results need the type itself: 1 + 2^-40 (float32 gives 1), 1/3 rounded to
-float64; in half 2048 + 1 = 2048 and 1 + 2^-11 = 1 (ties to even; float32 keeps both), 1/3 = 0x3555."""
+float64; in half 2048 + 1 = 2048 and 1 + 2^-11 = 1 (ties to even; float32 keeps both), 1/3 = 0x3555. The f16
+results arrive in float buffers: a value that is not a float16 value is a problem in itself (:func:`not_half`),
+never rounded into half on the host."""
 
 
 def _fmt(type_: str) -> Format:
     return FMT_F64 if type_ == "f64" else FMT_F16
 
 
+def not_half(raw: npt.NDArray[Any]) -> npt.NDArray[np.bool_]:
+    """The float carrier values of an f16 kernel that are not float16 values (a half result converts to float
+    exactly, so such a value was computed in a wider type; rounding it on the host would hide that)."""
+    with np.errstate(all="ignore"):
+        back = raw.astype(np.float16).astype(np.float32)
+    same = (back.view(np.uint32) == raw.view(np.uint32)) | (np.isnan(raw) & np.isnan(back))
+    return np.asarray(~same)
+
+
 def run_wide(
     ctx: CaseContext, api: str, type_: str, selector: int, inputs: Sequence[npt.NDArray[Any]], what: str
-) -> npt.NDArray[Any]:
+) -> tuple[npt.NDArray[Any], str]:
     """One launch of the type's kernel with function ``selector`` over ``inputs`` (1-3 arrays of the type);
-    the results as an array of the type."""
+    the results as an array of the type, and for f16 a description of the carrier values that are not
+    float16 values (empty when every one is: see :func:`not_half`)."""
     fmt = _fmt(type_)
     count = len(inputs[0])
     carrier = np.float64 if fmt is FMT_F64 else np.float32  # f16 kernels take and give float buffers
@@ -81,8 +93,20 @@ def run_wide(
     out = launch(ctx, session, context, queue, pkg, buffers, what)
     session.destroy_queue(queue)
     session.destroy_context(context)
-    result: npt.NDArray[Any] = np.frombuffer(out[3], dtype=carrier).astype(fmt.dtype)
-    return result
+    raw = np.frombuffer(out[3], dtype=carrier)
+    wider = ""
+    if fmt is FMT_F16:
+        bad = np.flatnonzero(not_half(raw))
+        if bad.size:
+            j = int(bad[0])
+            shown = ", ".join(describe(np.float16(x[j]), fmt) for x in operands[: len(inputs)])
+            wider = (
+                f"{bad.size} of {count} results are not float16 values (the kernel computed in a wider type), "
+                f"e.g. ({shown}) gave {float(raw[j])!r} ({float(raw[j]).hex()})"
+            )
+    with np.errstate(over="ignore", invalid="ignore"):  # only values that are not of the type overflow
+        result: npt.NDArray[Any] = raw.astype(fmt.dtype)
+    return result, wider
 
 
 def _pad(values: Sequence[float], fmt: Format) -> npt.NDArray[Any]:
@@ -101,10 +125,12 @@ def _support_case(type_: str, api: str, claims: Mapping[str, Any]) -> Conformanc
         for name, a, b, expected in SUPPORT_PROBES[type_]:
             want = _pad(expected, fmt)
             try:
-                got = run_wide(ctx, api, type_, selectors[name], [_pad(a, fmt), _pad(b, fmt)], f"{type_} {name}")
+                got, wider = run_wide(ctx, api, type_, selectors[name], [_pad(a, fmt), _pad(b, fmt)], f"{type_} {name}")
             except (BackendError, CaseFailed) as exc:
                 refusal = describe_exception(exc).splitlines()[0][:300]
                 break
+            if wider:
+                problems.append(f"{name}: {wider}")
             for i in np.flatnonzero(got.view(fmt.bits) != want.view(fmt.bits))[:3]:
                 problems.append(f"{name}({describe(_pad(a, fmt)[i], fmt)}, {describe(_pad(b, fmt)[i], fmt)}) = "
                                 f"{describe(got[i], fmt)}, expected {describe(want[i], fmt)}")  # fmt: skip
@@ -115,8 +141,12 @@ def _support_case(type_: str, api: str, claims: Mapping[str, Any]) -> Conformanc
             if usable
             else (f"a kernel using it is refused: {refusal}" if refusal else "wrong results: " + "; ".join(problems))
         )
-        cell = (f"{type_} ✓" if usable else f"{type_} claimed, broken") if claimed else (
-            f"no {type_}" if not usable else f"{type_} unclaimed, works")  # fmt: skip
+        if claimed:
+            cell = f"{type_} ✓" if usable else f"{type_} claimed, broken"
+        elif usable:
+            cell = f"{type_} unclaimed, works"
+        else:  # refused, or accepted and computed wrongly (a silent wrong result: shown, not hidden)
+            cell = f"no {type_}" if refusal else f"no {type_} (accepted, wrong results)"
         ctx.record({"kind": "numerics", "function": "support", "type": type_, "api": api, "cell": cell,
                     "claimed": claimed, "usable": usable, "refusal": refusal, "problems": problems})  # fmt: skip
         ctx.check(claimed == usable, f"{claim_text}, but {how}: the device's claim is false")
@@ -150,7 +180,10 @@ def _function_case(fn: WideFunction, api: str, claims: Mapping[str, Any]) -> Con
                 f"no better-than-float64 reference for {fn.name} (docs/numerics.md, References)"
             )
         inputs = wide_sweep(fn.name, fn.arity, fn.domain, fn.fmt)
-        got = run_wide(ctx, api, fn.type, fn.selector, inputs, f"{fn.kernel}[{fn.name}] x {len(inputs[0])}")
+        got, wider = run_wide(ctx, api, fn.type, fn.selector, inputs, f"{fn.kernel}[{fn.name}] x {len(inputs[0])}")
+        if wider:
+            ctx.record({**base, "cell": "not half", "not_half": wider})
+            ctx.fail(f"{fn.name} on {api}: {wider}; not judged as float16 (the host would round them)")
         denormals = claims.get(f"{fn.type}_denormals")
         flush_allowed = api == VULKAN or not bool(denormals)
         result = measure(fn, api, limit, inputs, got, flush_allowed=flush_allowed)
