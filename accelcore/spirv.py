@@ -145,6 +145,14 @@ _BUILTIN_WORKGROUP_SIZE = 25
 # Execution modes.
 _MODE_LOCAL_SIZE = 17
 _MODE_LOCAL_SIZE_ID = 38
+FLOAT_CONTROL_MODES: Mapping[int, str] = {
+    4459: "DenormPreserve",
+    4460: "DenormFlushToZero",
+    4461: "SignedZeroInfNanPreserve",
+    4462: "RoundingModeRTE",
+    4463: "RoundingModeRTZ",
+}
+"""SPV_KHR_float_controls execution modes (each takes a float bit width), by number."""
 
 # Storage classes.
 _SC_UNIFORM_CONSTANT = 0
@@ -642,6 +650,9 @@ class SpirvModule:
     """Ids (ascending) of the functions on a cycle of OpFunctionCall (self-calls included); () when none."""
     type_steps: int = 0
     """Type-graph steps this inspection took (the quantity ``max_type_steps`` bounds)."""
+    float_modes: tuple[tuple[str, int], ...] = ()
+    """The float-controls execution modes the module declares, as (mode name, bit width), e.g.
+    ``("DenormPreserve", 32)`` (:data:`FLOAT_CONTROL_MODES`), in order, without repeats."""
 
     @property
     def capabilities(self) -> tuple[str, ...]:
@@ -752,6 +763,7 @@ class _Module:
         self.entries: list[tuple[int, int, str, tuple[int, ...]]] = []
         self.local_sizes: dict[int, tuple[int, int, int]] = {}
         self.local_size_ids: dict[int, tuple[int, int, int]] = {}
+        self.float_modes: dict[tuple[str, int], None] = {}
         self.names: dict[int, str] = {}
         self.member_names: dict[tuple[int, int], str] = {}
         self.spec_scalars: dict[int, tuple[int, int, array[int]]] = {}
@@ -867,6 +879,9 @@ def _record(module: _Module, opcode: int, ops: array[int], offset: int, function
         elif ops[1] == _MODE_LOCAL_SIZE_ID:
             _need(ops, 5, opcode, offset)
             module.local_size_ids[ops[0]] = (ops[2], ops[3], ops[4])
+        elif ops[1] in FLOAT_CONTROL_MODES:
+            _need(ops, 3, opcode, offset)
+            module.float_modes[(FLOAT_CONTROL_MODES[ops[1]], ops[2])] = None
     elif opcode == _OP_NAME:
         _need(ops, 2, opcode, offset)
         module.names[ops[0]] = _string(ops, 1, f"OpName at word {offset}")[0]
@@ -1368,6 +1383,7 @@ def inspect_spirv(data: bytes, *, max_type_steps: int = TYPE_STEP_LIMIT) -> Spir
         spec_constants=spec_constants,
         recursive_functions=_recursive_functions(module.calls),
         type_steps=types.steps,
+        float_modes=tuple(module.float_modes),
     )
 
 
@@ -1458,6 +1474,14 @@ VULKAN_FEATURE_CAPABILITIES: Mapping[str, tuple[str, ...]] = {
     "MultiView": ("multiview",),
     "DeviceGroup": (),
     "StorageBuffer16BitAccess": ("storageBuffer16BitAccess",),
+    # SPV_KHR_float_controls (Vulkan 1.2): the capability is usable where the device reports the
+    # behaviour for some width (VkPhysicalDeviceFloatControlsProperties); the width a module's
+    # execution mode names is checked separately (:func:`float_mode_property`).
+    "DenormPreserve": tuple(f"shaderDenormPreserveFloat{w}" for w in (16, 32, 64)),
+    "DenormFlushToZero": tuple(f"shaderDenormFlushToZeroFloat{w}" for w in (16, 32, 64)),
+    "SignedZeroInfNanPreserve": tuple(f"shaderSignedZeroInfNanPreserveFloat{w}" for w in (16, 32, 64)),
+    "RoundingModeRTE": tuple(f"shaderRoundingModeRTEFloat{w}" for w in (16, 32, 64)),
+    "RoundingModeRTZ": tuple(f"shaderRoundingModeRTZFloat{w}" for w in (16, 32, 64)),
     "UniformAndStorageBuffer16BitAccess": ("uniformAndStorageBuffer16BitAccess",),
     "StoragePushConstant16": ("storagePushConstant16",),
     "StorageInputOutput16": ("storageInputOutput16",),
@@ -1497,6 +1521,12 @@ VULKAN_SUBGROUP_CAPABILITIES: Mapping[str, int] = {
     "GroupNonUniformQuad": 0x80,
 }
 """Capability → VkSubgroupFeatureFlagBits bit in VkPhysicalDeviceSubgroupProperties.supportedOperations."""
+
+
+def float_mode_property(mode: str, width: int) -> str:
+    """The VkPhysicalDeviceFloatControlsProperties member that allows execution mode ``mode`` (a
+    :data:`FLOAT_CONTROL_MODES` name) for ``width``-bit floats, e.g. ``shaderDenormPreserveFloat32``."""
+    return f"shader{mode}Float{width}"
 
 
 def vulkan_supported_capabilities(features: Mapping[str, bool], subgroup_operations: int = 0) -> frozenset[str]:

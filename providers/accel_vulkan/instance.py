@@ -24,6 +24,8 @@ import threading
 from dataclasses import dataclass
 from typing import Any
 
+from accelcore.spirv import FLOAT_CONTROL_MODES
+
 from . import validation
 from ._binding import ffi, version, version_text, vk
 from .errors import native
@@ -97,6 +99,10 @@ class PhysicalDescription:
     uniformBufferStandardLayout, variablePointers, ..."""
     subgroup_operations: int
     """VkSubgroupFeatureFlags usable in compute shaders (0 when compute lacks subgroup support)."""
+    float_controls: frozenset[str]
+    """The VkPhysicalDeviceFloatControlsProperties booleans the device reports true
+    (shaderDenormPreserveFloat32, shaderRoundingModeRTEFloat16, ...): which SPV_KHR_float_controls
+    execution modes, per width, a module may declare."""
     not_offered: str | None
 
     @property
@@ -161,6 +167,12 @@ def baseline_problems(api_version: int, timeline_semaphore: bool, has_compute: b
     return reasons
 
 
+_FLOAT_CONTROL_FIELDS = tuple(
+    f"shader{mode}Float{width}" for mode in FLOAT_CONTROL_MODES.values() for width in (16, 32, 64)
+)
+"""VkPhysicalDeviceFloatControlsProperties' per-width booleans (core in Vulkan 1.2, the baseline)."""
+
+
 def describe(index: int, physical: Any) -> PhysicalDescription:
     """Read everything the provider needs from one physical device (no device is created)."""
     binding = vk()
@@ -174,9 +186,11 @@ def describe(index: int, physical: Any) -> PhysicalDescription:
     features: set[str] = set()
     timeline = False
     subgroup_ops = 0
+    float_controls: set[str] = set()
     if api >= BASELINE:
         id_props = binding.VkPhysicalDeviceIDProperties()
-        subgroup = binding.VkPhysicalDeviceSubgroupProperties(pNext=id_props)
+        controls = binding.VkPhysicalDeviceFloatControlsProperties(pNext=id_props)
+        subgroup = binding.VkPhysicalDeviceSubgroupProperties(pNext=controls)
         maint3 = binding.VkPhysicalDeviceMaintenance3Properties(pNext=subgroup)
         driver_props = binding.VkPhysicalDeviceDriverProperties(pNext=maint3)
         props2 = binding.VkPhysicalDeviceProperties2(pNext=driver_props)
@@ -186,6 +200,9 @@ def describe(index: int, physical: Any) -> PhysicalDescription:
         if subgroup.supportedStages & binding.VK_SHADER_STAGE_COMPUTE_BIT:
             subgroup_ops = int(subgroup.supportedOperations)
         driver = f"{_text(driver_props.driverName)} {_text(driver_props.driverInfo)}".strip()
+        for field in _FLOAT_CONTROL_FIELDS:
+            if getattr(controls, field):
+                float_controls.add(field)
         f12 = binding.VkPhysicalDeviceVulkan12Features()
         f11 = binding.VkPhysicalDeviceVulkan11Features(pNext=f12)
         f2 = binding.VkPhysicalDeviceFeatures2(pNext=f11)
@@ -258,6 +275,7 @@ def describe(index: int, physical: Any) -> PhysicalDescription:
         timeline_semaphore=timeline,
         features=frozenset(features),
         subgroup_operations=subgroup_ops,
+        float_controls=frozenset(float_controls),
         not_offered="; ".join(reasons) or None,
     )
 

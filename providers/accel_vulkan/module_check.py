@@ -70,6 +70,7 @@ from accelcore.spirv import (
     Flavour,
     SpirvModule,
     SpirvType,
+    float_mode_property,
     inspect_spirv,
     missing_capabilities,
 )
@@ -102,6 +103,8 @@ class DeviceTerms:
     """SPIR-V capabilities of the features the context enables."""
     features: frozenset[str]
     """The Vulkan features the context enables (block layouts: scalarBlockLayout, uniformBufferStandardLayout)."""
+    float_controls: frozenset[str]
+    """The VkPhysicalDeviceFloatControlsProperties booleans the device reports true."""
     max_push_constants_size: int
     max_bound_descriptor_sets: int
     """The device's ``maxBoundDescriptorSets``."""
@@ -271,6 +274,19 @@ def check_capabilities(module: SpirvModule, terms: DeviceTerms) -> None:
     )
 
 
+def check_float_modes(module: SpirvModule, terms: DeviceTerms) -> None:
+    """UNSUPPORTED naming the first float-controls execution mode (e.g. DenormPreserve 64) whose width the
+    device does not report in VkPhysicalDeviceFloatControlsProperties (the capability alone allows some width)."""
+    for mode, width in module.float_modes:
+        needed = float_mode_property(mode, width)
+        if needed not in terms.float_controls:
+            raise BackendError(
+                ErrorKind.UNSUPPORTED,
+                f"SPIR-V module declares execution mode {mode} {width}, which needs {needed} "
+                f"(VkPhysicalDeviceFloatControlsProperties); {terms.name} does not report it",
+            )
+
+
 def inspect_module(code: bytes, terms: DeviceTerms) -> SpirvModule:
     """The module checks (1, 2): well-formed, Vulkan-flavoured, a usable version, capabilities and layouts."""
     counters["modules"] += 1
@@ -287,6 +303,7 @@ def inspect_module(code: bytes, terms: DeviceTerms) -> SpirvModule:
             ErrorKind.UNSUPPORTED, f"SPIR-V {major}.{minor} is newer than Vulkan 1.2 accepts (at most 1.5)"
         )
     check_capabilities(module, terms)
+    check_float_modes(module, terms)
     _run_validator(code, terms.validator_options, terms.name)
     return module
 

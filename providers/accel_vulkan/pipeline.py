@@ -77,7 +77,7 @@ def _capabilities(features: frozenset[str], subgroup_operations: int) -> frozens
 
 def supported_capabilities(description: PhysicalDescription) -> frozenset[str]:
     """SPIR-V capabilities of the features a context enables (see :mod:`accel_vulkan.context`); computed once."""
-    return _capabilities(description.features, description.subgroup_operations)
+    return _capabilities(description.features | description.float_controls, description.subgroup_operations)
 
 
 @lru_cache(maxsize=64)
@@ -87,6 +87,7 @@ def device_terms(description: PhysicalDescription) -> DeviceTerms:
         name=description.name,
         capabilities=supported_capabilities(description),
         features=description.features,
+        float_controls=description.float_controls,
         max_push_constants_size=description.max_push_constants_size,
         max_bound_descriptor_sets=description.max_bound_descriptor_sets,
         max_sets=max_sets(description),
