@@ -292,27 +292,28 @@ class Device:
         usage = BufferUsage.for_access(access) | BufferUsage.TRANSFER_SOURCE | BufferUsage.TRANSFER_DESTINATION
         return self.engine.allocate_buffer(self.context, BufferDesc(nbytes, _ALIGNMENT, self.domain, usage))
 
-    def _take_temporary(self, nbytes: int, access: AccessMode) -> int:
-        """A buffer for one call on a host array: an idle one of the same size, access and domain from
-        the pool, else a new one (when the allocation hits a limit, the idle ones are freed first)."""
+    def _take_temporary(self, nbytes: int, access: AccessMode) -> tuple[int, tuple[int, int, int]]:
+        """A buffer for one call on a host array and its pool key: an idle one of the same size, access
+        and domain from the pool, else a new one (when the allocation hits a limit, the idle ones are
+        freed first)."""
         key = (nbytes, int(access), int(self.domain))
         found = self.pool.take(key)
         if found is not None:
-            return found
+            return found, key
         try:
-            return self._allocate(nbytes, access)
+            return self._allocate(nbytes, access), key
         except BackendError as exc:
             if exc.kind is not ErrorKind.RESOURCE_LIMIT or not self.pool.idle_bytes:
                 raise
         self._free_all(self.pool.clear())
-        return self._allocate(nbytes, access)
+        return self._allocate(nbytes, access), key
 
-    def _give_temporary(self, nbytes: int, access: AccessMode, buffer: int) -> None:
-        """Back into the pool (its event destroyed: no event references it); what that pushes over the
-        bound is freed, oldest first."""
+    def _give_temporary(self, key: tuple[int, int, int], buffer: int) -> None:
+        """Back into the pool under the key it was taken with (its event destroyed: no event references
+        it); what that pushes over the bound is freed, oldest first."""
         if self._closed:
             return  # close() reset the engine: the buffer is gone with everything else
-        self._free_all(self.pool.give((nbytes, int(access), int(self.domain)), buffer))
+        self._free_all(self.pool.give(key, buffer))
 
     def _free_all(self, buffers: Sequence[int]) -> None:
         for buffer in buffers:
@@ -1014,8 +1015,8 @@ class Run:
         engine = device.engine
         self._engine = engine
         self.progress = progress if progress is not None else Progress()
-        self._temporary: list[tuple[int, int, AccessMode]] = []
-        """(buffer, bytes, access) of each temporary buffer (see :class:`TemporaryPool`)."""
+        self._temporary: list[tuple[int, tuple[int, int, int]]] = []
+        """(buffer, pool key) of each temporary buffer (see :class:`TemporaryPool`)."""
         self._readback: list[tuple[int, npt.NDArray[Any]]] = []
         self._results: list[npt.NDArray[Any] | DeviceArray] = []
         self.outputs: dict[str, npt.NDArray[Any] | DeviceArray] = {}
@@ -1034,9 +1035,8 @@ class Run:
                         raise _invalid(f"argument {bound.name} lives on {bound.value.device.id}, not {device.id}")
                     buffers.append(bound.value.buffer)
                 else:
-                    nbytes = bound.value.nbytes
-                    buffer = device._take_temporary(nbytes, bound.access)
-                    self._temporary.append((buffer, nbytes, bound.access))
+                    buffer, key = device._take_temporary(bound.value.nbytes, bound.access)
+                    self._temporary.append((buffer, key))
                     buffers.append(buffer)
             timings["allocate_s"] = time.perf_counter() - started
             self.progress.phase = "write"
@@ -1083,10 +1083,10 @@ class Run:
         """Free the temporary buffers, or (``reuse``: the event ended Complete and was destroyed) give
         them back to the device's pool."""
         temporary, self._temporary = self._temporary, []
-        for position, (buffer, nbytes, access) in enumerate(temporary):
+        for position, (buffer, key) in enumerate(temporary):
             try:
                 if reuse:
-                    self.device._give_temporary(nbytes, access, buffer)
+                    self.device._give_temporary(key, buffer)
                 else:
                     self._engine.free_buffer(buffer)
             except BaseException:

@@ -119,7 +119,7 @@ def test_a_run_in_flight_keeps_its_buffers(rig: _Rig) -> None:
     x2, y2, want2 = rig.arrays(2)
     first = rig.submit(x1, y1)
     second = rig.submit(x2, y2)  # the first one's buffers are bound to its event: none to reuse
-    assert {b for b, _, _ in first._temporary}.isdisjoint(b for b, _, _ in second._temporary)
+    assert {b for b, _ in first._temporary}.isdisjoint(b for b, _ in second._temporary)
     assert rig.dev.pool.taken == 0
     second.wait(timeout=60)
     first.wait(timeout=60)
