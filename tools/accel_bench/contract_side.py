@@ -5,7 +5,8 @@ a provider directly (``provider-direct``, used to subtract the provider's own
 cost) or the :class:`~accelcore.engine.CommandEngine` over it (``ours``) —
 through a small adapter, so both are timed with identical code. Ports and
 binding lists are built once, outside the timed region, as a user holds them.
-Polling is a busy loop over ``poll_event`` (the contract has no blocking wait).
+Round trips poll busily over ``poll_event``; the sustained drain waits with the engine's ``wait``
+(blocking in the driver where the provider can) or, provider-direct, polls with sleeps.
 """
 
 from __future__ import annotations
