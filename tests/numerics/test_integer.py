@@ -149,6 +149,12 @@ def test_exact_comparison_names_the_wrong_value() -> None:
         describe_inputs=lambda i: (str(i),), judged=judged,
     )  # fmt: skip
     assert fine.passed and fine.cell == "exact" and fine.judged == expected.size - 2
+    nothing = compare_exact(
+        "numerics.x.u32", "opencl", promise="p", section="s", expected=expected, got=got,
+        describe_inputs=lambda i: (str(i),), judged=np.zeros(expected.size, dtype=bool),
+    )  # fmt: skip
+    assert not nothing.passed and nothing.cell == "nothing judged (70000 values)"
+    assert "NOTHING JUDGED" in nothing.summary()
 
 
 def test_out_of_range_behaviour_is_described_not_judged() -> None:

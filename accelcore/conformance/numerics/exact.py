@@ -83,11 +83,16 @@ class ExactResult:
 
     @property
     def cell(self) -> str:
+        if self.judged == 0:
+            return f"nothing judged ({self.values} values)"
         text = "exact" if self.mismatches == 0 else f"{self.mismatches} of {self.judged} wrong"
         return f"{text}; {self.cell_suffix}" if self.cell_suffix else text
 
     def summary(self) -> str:
-        verdict = "bit-exact" if self.mismatches == 0 else f"{self.mismatches} WRONG"
+        if self.judged == 0:
+            verdict = "NOTHING JUDGED (a case that compared no value fails)"
+        else:
+            verdict = "bit-exact" if self.mismatches == 0 else f"{self.mismatches} WRONG"
         line = (
             f"{self.case} on {self.api}: {verdict} over {self.judged} judged values of {self.values} "
             f"({self.promise}; {self.section})"
