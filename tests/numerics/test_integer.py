@@ -224,6 +224,33 @@ def test_atomic_judge_accepts_a_serial_order_and_flags_a_broken_one(op: AtomicOp
     assert lost.returned_wrong >= 1 and "counter 0" in lost.problems[0], (op.case_id, lost.problems)
 
 
+@pytest.mark.parametrize("op", [op for op in ATOMIC_OPS if op.name in ("min", "max")], ids=lambda op: op.case_id)
+def test_atomic_min_max_judge_flags_a_lost_update_the_old_values_allow(op: AtomicOp) -> None:
+    """A non-atomic read-modify-write: operation k read the counter before operation j's new extremum landed
+    (k returns what j returned), so j's operand was overwritten unseen. Every old value is still 'the initial
+    value or a moving operand' and the final value is right; only the seen-or-final rule catches it."""
+    init, values = atomic_inputs(op, 4096)
+    final, olds = _serial(op, init, values, seed=5)
+    counter0 = olds[0::2].copy()
+    signed = op.signed
+    key = (lambda w: w.astype(np.uint32).view(np.int32).astype(np.int64)) if signed else (lambda w: w.astype(np.int64))
+    moved = key(values) < key(counter0) if op.name == "min" else key(values) > key(counter0)
+    # a j that moved the counter, not to the final value, whose operand exactly one operation (k) returned
+    for j in np.flatnonzero(moved):
+        seen_by = np.flatnonzero(counter0 == values[j])
+        if values[j] != final[0] and seen_by.size == 1:
+            k = int(seen_by[0])
+            break
+    else:
+        pytest.fail("no moving operation to lose")
+    assert check_atomic(op, init, values, final, olds).wrong == 0
+    lost = olds.copy()
+    lost[2 * k] = olds[2 * j]  # k saw what j saw: j's update was lost
+    check = check_atomic(op, init, values, final, lost)
+    assert check.finals_wrong == 0 and check.returned_wrong >= 1, check.problems
+    assert "a lost update" in check.problems[0] and "counter 0" in check.problems[0]
+
+
 def test_atomic_add_judge_counts_a_single_lost_update() -> None:
     op = ATOMIC_OPS[0]
     init, values = atomic_inputs(op, 4096)

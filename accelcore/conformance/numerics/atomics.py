@@ -13,7 +13,9 @@ order of the operations would return:
   initial value, form one chain (each = the previous + that operation's operand) — a lost or doubled
   update breaks it;
 - min / max: final = the extremum of the initial value and the operands; every old value is the initial
-  value or an operand that lowered (raised) the counter, and some operation saw the initial value;
+  value or an operand that lowered (raised) the counter, some operation saw the initial value, and every
+  operand that lowered (raised) it was returned by some operation or is the final value (else a later
+  operation overwrote it unseen: a lost update);
 - xchg: the old values plus the final value are a permutation of the operands plus the initial value;
 - cmpxchg: a compare-and-swap loop takes a ticket (the value it incremented): the tickets are exactly
   initial, initial + 1, …, initial + n - 1 (each caller one, none twice) and the final value is initial + n.
@@ -200,6 +202,20 @@ def check_atomic(op: AtomicOp, init: U32, values: U32, final: U32, olds: U32) ->
             allowed = np.concatenate([[keys[0]], operand_keys[moved]])
             bad = ~np.isin(old_keys, allowed)
             unseen_start = not bool(np.any(old_keys == keys[0]))
+            # in a serial order an operation that moved the counter left its operand there: the next
+            # operation returned it, or it is the final value; one nobody saw was overwritten (lost update)
+            lost = np.unique(operand_keys[moved])
+            lost = lost[~np.isin(lost, old_keys) & (lost != want_key)]
+            if lost.size:
+                check.returned_wrong += int(lost.size)
+                check._problem(
+                    f"{where}: {lost.size} operands {'lowered' if op.name == 'min' else 'raised'} the counter but "
+                    "no operation returned them and the final value is not one of them (a lost update); first "
+                    f"{hex32(int(lost[0]))}",
+                    address,
+                    f"{hex32(int(lost[0]))} returned by the next operation",
+                    "never returned",
+                )
             if bad.any() or unseen_start:
                 count = int(bad.sum()) + int(unseen_start)
                 check.returned_wrong += count
