@@ -5,10 +5,11 @@ The report is ``tests/cli/data/numerics-report.json``, written by a real run on 
 (regenerate: ``RUSTICL_ENABLE=swrast .venv/bin/accel conformance opencl:1 opencl:2 vulkan:0 --suite numerics
 --case numerics.add.f32 --case numerics.exp.f32 --case numerics.asin.f32 --case numerics.sin.f32 --case
 numerics.fmod.f32 --case numerics.denormals.f32 --case numerics.subgroup-reduce-add.u32 --json
-tests/cli/data/numerics-report.json``; Intel CPU, rusticl, lavapipe on 2026-12-01). It has ratios from
-0.00013 (lavapipe sin, an absolute-error limit) through 0.25 (Intel exp) and 0.93 (lavapipe asin) to 0.9998
-(rusticl exp at its 3-ulp limit), bit-exact cases, a GLSL-less skip and a
-not-claimed skip; a failing cell is made from it by raising one worst error past its limit.
+tests/cli/data/numerics-report.json``; Intel CPU, rusticl, lavapipe on 2026-12-01, regenerated after
+flushed results stopped counting as ulp errors). It has ratios from 0.00013 (lavapipe sin, an
+absolute-error limit) through 0.25 (Intel exp), 0.29 (rusticl exp) and 0.93 (lavapipe asin) to 0.974
+(lavapipe exp, 3.05 of its 3.13 ulp at that x), bit-exact cases, a GLSL-less skip and a not-claimed skip;
+a failing cell is made from it by raising one worst error past its limit.
 """
 
 from __future__ import annotations
@@ -138,11 +139,13 @@ def test_every_cell_shows_its_ratio_colour_and_measured_text() -> None:
                 assert "got:" in cell.attrs["title"] and "section: " in cell.attrs["title"]
             seen += 1
     assert seen == sum(len(run["cases"]) for run in document["runs"])
-    # what the real run measured: rusticl's exp at its limit is amber, Intel's green, GLSL has no fmod
+    # what the real run measured: lavapipe's exp near its limit is amber, Intel's and rusticl's green-ish,
+    # GLSL has no fmod
     exp = table.rows["exp.f32"]
-    assert float(exp[labels.index("opencl:2")].attrs["data-ratio"]) > 0.99
-    assert _rgb(exp[labels.index("opencl:2")].attrs["style"])[0] >= 254
+    assert float(exp[labels.index("vulkan:0")].attrs["data-ratio"]) > 0.97
+    assert _rgb(exp[labels.index("vulkan:0")].attrs["style"])[0] >= 250
     assert float(exp[labels.index("opencl:1")].attrs["data-ratio"]) < 0.3
+    assert float(exp[labels.index("opencl:2")].attrs["data-ratio"]) < 0.3  # its flushed zeros are not errors
     assert table.rows["fmod.f32"][labels.index("vulkan:0")].text == "not in GLSL"
     assert table.rows["subgroup-reduce-add.u32"][labels.index("opencl:2")].text == "not claimed"
     assert table.rows["denormals.f32"][labels.index("opencl:2")].text.startswith("FTZ (fma")

@@ -90,6 +90,24 @@ def test_flushed_subnormal_results_pass_only_where_flushing_is_allowed() -> None
     assert result.passed and result.flushed > 0 and "FTZ" in result.cell
 
 
+def test_a_flushed_result_within_the_bound_is_not_the_worst_value() -> None:
+    """exp(x) for x near -103.5 is a few 2^-149: a zero there is 1-3 ulp from the exact value, inside exp's
+    3-ulp limit, yet it is a flush, not an approximation error. Where flushing is allowed it counts 0 ulp,
+    so the reported worst value is the real worst error (here: none beyond the correctly rounded 0.5)."""
+    fn = function("exp")
+    inputs = _inputs("exp")
+    got = _correct("exp", inputs)
+    with np.errstate(all="ignore"):
+        exact = fn.exact(inputs)
+    tiny = (exact > 0) & (exact < 3.5 * 2.0**-149)
+    assert tiny.any()
+    flushed = np.where(tiny, np.float32(0), got).astype(np.float32)
+    allowed = measure(fn, "opencl", fn.opencl, inputs, flushed, flush_allowed=True)
+    assert allowed.passed and allowed.max_error <= 0.5 + 1e-9 and allowed.worst_error <= 0.5 + 1e-9
+    kept = measure(fn, "opencl", fn.opencl, inputs, flushed, flush_allowed=False)  # CL_FP_DENORM: an error
+    assert kept.max_error > 1.0
+
+
 def test_vulkan_accepts_an_unfused_fma_and_opencl_does_not() -> None:
     fn = function("fma")
     inputs = _inputs("fma")
