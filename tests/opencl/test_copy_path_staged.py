@@ -26,15 +26,18 @@ CASE = "submission.copy-path-diagnostics"
 
 
 class BounceStaged(OpenCLAccelerator):
-    """Binds a copy of every bound range instead of the buffer (see the module docstring)."""
+    """Binds a copy of every bound range instead of the buffer (see the module docstring).
+
+    The staging sits in the plan every accepted submission is enqueued from (``_check_submission``), so it
+    holds whichever enqueue path the provider takes (the whole-buffer fast path or the sub-buffer one)."""
 
     def __init__(self, native: Any) -> None:
         super().__init__(native)
         self.bounces: dict[OpenCLEvent, list[tuple[Any, Any]]] = {}
+        self._pending: list[tuple[Any, Any]] = []
 
-    def _enqueue(
-        self, queue: OpenCLQueue, program: OpenCLProgram, plan: _LaunchPlan, deadline_ns: int | None
-    ) -> OpenCLEvent:
+    def _check_submission(self, queue: OpenCLQueue, program: OpenCLProgram, bindings: Any) -> _LaunchPlan:
+        plan = super()._check_submission(queue, program, bindings)
         cl = self._cl
         pairs = []
         for argument in plan.arguments:
@@ -48,8 +51,18 @@ class BounceStaged(OpenCLAccelerator):
         )
         staged.natives = tuple((argument.index, bounce) for bounce, argument in pairs)
         staged.ranged = ()
-        event = super()._enqueue(queue, program, staged, deadline_ns)
-        self.bounces[event] = pairs
+        self._pending = pairs
+        return staged
+
+    def submit(self, queue: OpenCLQueue, program: OpenCLProgram, bindings: Any, *args: Any, **kwargs: Any) -> Any:
+        self._pending = []
+        try:
+            event = super().submit(queue, program, bindings, *args, **kwargs)
+        except BaseException:
+            for bounce, _ in self._pending:  # refused after staging: nothing will run on the copies
+                bounce.release()
+            raise
+        self.bounces[event] = self._pending
         return event
 
     def poll_event(self, event: OpenCLEvent) -> EventState:
