@@ -186,3 +186,25 @@ def test_device_timeout_kills_the_worker(accel, tmp_path: Path) -> None:
     assert proc.returncode == 1
     (run,) = json.loads(report.read_text())["runs"]
     assert run["outcome"] == "timeout" and run["cases"][-1]["id"] == "worker"
+
+
+def test_merge_with_a_named_expectations_file_does_not_check_the_shipped_file_against_the_reports(
+    accel, tmp_path: Path
+) -> None:
+    """A merge of numerics-only reports holds no contract case; the shipped file (applied with every --expect)
+    names contract cases such as opencl.long-loop and must not make the merge exit 3. A named file's entry
+    that matches no reported case still does."""
+    report = Path(__file__).parent / "data" / "numerics-report.json"
+    mine = tmp_path / "mine.toml"
+    mine.write_text(
+        '[[expected-failure]]\ndevice = "vulkan:*"\ncase = "numerics.fmod.f32"\nreason = "x"\ndate = 2026-12-01\n'
+    )
+    merged = accel(["conformance", "--merge", report, report, "--expect", mine], providers=[])
+    assert merged.returncode == 0, merged.stdout + merged.stderr
+    typo = tmp_path / "typo.toml"
+    typo.write_text(
+        '[[expected-failure]]\ndevice = "vulkan:*"\ncase = "numerics.fmodd.f32"\nreason = "x"\ndate = 2026-12-01\n'
+    )
+    refused = accel(["conformance", "--merge", report, "--expect", typo], providers=[])
+    assert refused.returncode == 3, refused.stdout + refused.stderr
+    assert "numerics.fmodd.f32" in refused.stdout + refused.stderr

@@ -186,7 +186,11 @@ def _load_expect(values: Sequence[str], *, merge: bool) -> list[Expectation] | N
 
 
 def _check_cases(expectations: Sequence[Expectation] | None, matrix: Matrix) -> None:
-    """Exit 3 for an expectation whose case pattern matches no case its provider's devices offer."""
+    """Exit 3 for an expectation of a named file whose case pattern matches no case its provider's devices
+    reported. The shipped file is not checked against the reports: it covers every suite (a merge of
+    numerics-only reports holds no ``opencl.long-loop``), and its own tests hold it to the offered cases."""
+    shipped = str(DEFAULT_EXPECTATIONS)
+    expectations = [e for e in expectations or () if e.source != shipped]
     if not expectations:
         return
     by_provider: dict[str, set[str]] = {}
