@@ -79,6 +79,7 @@ class IdTable(Generic[T]):
 
     def __init__(self, kind: ObjectKind) -> None:
         self.kind = kind
+        self._kind_bits = int(kind) << _KIND_SHIFT
         self.namespace = 1
         self._entries: list[T | None] = []
         self._generations: list[int] = []
@@ -109,7 +110,7 @@ class IdTable(Generic[T]):
             self._generations.append(1)
         self._entries[slot] = entry
         self._live += 1
-        object_id = self._make(slot)
+        object_id = (self._kind_bits | (self.namespace << _NS_SHIFT)) | (self._generations[slot] << _GEN_SHIFT) | slot
         self._by_id[object_id] = entry
         return object_id
 
@@ -134,7 +135,14 @@ class IdTable(Generic[T]):
             if entry is None:
                 raise KeyError(object_id)
             del self._by_id[self._make(object_id & _SLOT_MASK)]
-        self._vacate(object_id & _SLOT_MASK)
+        slot = object_id & _SLOT_MASK
+        # _vacate, inlined (the hot path of every destroy).
+        self._entries[slot] = None
+        self._live -= 1
+        generations = self._generations
+        if generations[slot] < _MAX_GENERATION:
+            generations[slot] += 1
+            self._free.append(slot)
         return entry
 
     def _vacate(self, slot: int) -> None:

@@ -90,6 +90,12 @@ POLICY_LIMITS: Mapping[str, int] = {
 _owner_ids = itertools.count(1)
 
 
+_ENDED = Phase.ENDED
+_PENDING_STATUS = EventStatus.PENDING
+_NO_SUB_BUFFERS: tuple[Any, ...] = ()
+"""The sub-buffers of a submission that binds whole buffers only (shared, never changed)."""
+
+
 def _invalid(message: str) -> BackendError:
     return BackendError(ErrorKind.INVALID_ARGUMENT, message)
 
@@ -145,6 +151,7 @@ class OpenCLAccelerator:
         self._device = native.device
         self._owner = next(_owner_ids)
         self.live = LiveObjects()
+        self._live_lock, self._live_counts = self.live.lock, self.live.counts
         self.hold = HoldSwitch()
         self.memory: MemoryPlan = plan_memory(self._cl, self._device)
         self.cancellation: CancellationProof = gate_cancellation_proof(native.key, self._device)
@@ -428,7 +435,32 @@ class OpenCLAccelerator:
             plan = self._check_submission(queue, program, bindings)
         except BackendError as error:
             raise SubmitRejected(error) from None
-        return self._enqueue(queue, program, plan, deadline)
+        if plan.ranged:
+            return self._enqueue(queue, program, plan, deadline)
+        # Whole-buffer bindings only (the common case): no sub-buffers, the plan's argument list as is.
+        submission = Submission(
+            queue,
+            program,
+            plan.buffers,
+            _NO_SUB_BUFFERS,
+            plan.natives,
+            plan.count_argument,
+            plan.global_size,
+            plan.local_size,
+            deadline,
+        )
+        try:
+            queue.gates.admit(submission)
+        except BackendError as error:
+            raise SubmitRejected(error) from None
+        if self.copy_log is not None:
+            self._note_copy_path(plan, submission)
+        queue.in_flight += 1
+        queue.context.events += 1
+        program.in_flight += 1
+        for buffer in plan.buffers:
+            buffer.in_flight += 1
+        return OpenCLEvent(self._owner, submission)
 
     def _check_submission(
         self, queue: OpenCLQueue, program: OpenCLProgram, bindings: Sequence[BindingRef[OpenCLBuffer]]
@@ -604,11 +636,11 @@ class OpenCLAccelerator:
             if event.__class__ is not OpenCLEvent or event.owner != self._owner or not event.live:
                 self._mine(event, OpenCLEvent, "event")
             submission = event.submission
-            if submission.phase is not Phase.ENDED:
+            if submission.phase is not _ENDED:
                 submission.queue.gates.poll(submission)
         except BackendError as error:
             raise ReleaseRejected(error, event) from None
-        if submission.state.status is EventStatus.PENDING:
+        if submission.state.status is _PENDING_STATUS:
             raise ReleaseRejected(event_still_pending(), event)
         failure: BackendError | None = None
         if submission.sub_buffers:
@@ -620,7 +652,7 @@ class OpenCLAccelerator:
                     failure = failure or error
                     self.live.add("indeterminate")
             self.live.remove("sub_buffers", len(submission.sub_buffers))
-            submission.sub_buffers = []
+            submission.sub_buffers = _NO_SUB_BUFFERS
         self._forget_event(event)
         if failure is not None:
             # Native releases were attempted: what is left is unknown (discard the instance).
@@ -634,11 +666,20 @@ class OpenCLAccelerator:
         queue = submission.queue
         queue.in_flight -= 1
         queue.context.events -= 1
+        event.live = False
+        gate, marker = submission.gate, submission.marker
+        if gate is None and marker is None:
+            # The common case (released without a gate, no marker): one counter under the lock.
+            if submission.kernel_event is not None:
+                submission.kernel_event = None
+                with self._live_lock:
+                    self._live_counts["kernel_events"] -= 1
+            submission.arguments = ()
+            return
         if submission.kernel_event is not None:
             self.live.remove("kernel_events")
-        if submission.gate is not None:
+        if gate is not None:
             self.live.remove("user_events")
-        marker = submission.marker
         if marker is not None:
             marker.users -= 1
             if marker.users == 0:
@@ -647,8 +688,7 @@ class OpenCLAccelerator:
             submission.marker = None
         submission.gate = None
         submission.kernel_event = None
-        submission.arguments = []
-        event.live = False
+        submission.arguments = ()
 
     # -- test controls (the conformance hooks call these) --------------------------------
 

@@ -32,6 +32,9 @@ class LiveObjects:
     def __init__(self) -> None:
         self._counts: dict[str, int] = dict.fromkeys(KINDS, 0)
         self._lock = threading.Lock()
+        self.lock = self._lock
+        self.counts = self._counts
+        """The lock and the counts themselves, for hot paths that change one count inline (under ``lock``)."""
 
     def add(self, kind: str, count: int = 1) -> None:
         with self._lock:

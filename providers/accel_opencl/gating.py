@@ -139,7 +139,7 @@ class Submission:
         queue: OpenCLQueue,
         program: OpenCLProgram,
         buffers: Sequence[OpenCLBuffer],
-        sub_buffers: list[Any],
+        sub_buffers: Sequence[Any],
         arguments: Sequence[tuple[int, Any]],
         count_argument: tuple[int, int] | None,
         global_size: tuple[int, int, int],
@@ -174,6 +174,10 @@ class Submission:
         return self.deadline_ns is not None and now_ns >= self.deadline_ns
 
 
+_DEFERRED = Phase.DEFERRED
+_RELEASED = Phase.RELEASED
+_ENDED = Phase.ENDED
+
 _DEADLINE_MESSAGE = "the submission's deadline passed before it was released to the device; it never ran"
 
 
@@ -196,6 +200,7 @@ class QueueGates:
         self._native_queue = native_queue
         self._hold = hold
         self._live = live
+        self._live_lock, self._live_counts = live.lock, live.counts
         self._lock = threading.Lock()
         self._deferred: deque[Submission] = deque()
         self._released: deque[Submission] = deque()
@@ -299,6 +304,9 @@ class QueueGates:
 
     def _advance_locked(self) -> None:
         hold = self._hold.on
+        if self._tail is None and not hold:
+            self._advance_open_locked()
+            return
         while True:
             tail = self._tail
             if tail is not None:
@@ -333,6 +341,27 @@ class QueueGates:
             deferred.popleft()
             if self._enqueue(nxt, gated=True):
                 self._tail = nxt
+
+    def _advance_open_locked(self) -> None:
+        """:meth:`_advance_locked` without a gated tail and outside hold mode (the common case):
+        enqueue deferred work in order while the window has room; nothing is gated here."""
+        deferred, released, window = self._deferred, self._released, self.window
+        while deferred:
+            nxt = deferred[0]
+            if nxt.phase is not _DEFERRED:
+                deferred.popleft()  # cancelled or expired while deferred
+                continue
+            if nxt.deadline_ns is not None and time.monotonic_ns() >= nxt.deadline_ns:
+                deferred.popleft()
+                nxt.state, nxt.phase = _deadline_state(), Phase.ENDED
+                continue
+            if not nxt.release_requested:
+                while released and released[0].phase is not _RELEASED:
+                    released.popleft()
+                if len(released) >= window and not self._room_locked():
+                    return
+            deferred.popleft()
+            self._enqueue_released(nxt)
 
     def _arm_locked(self) -> None:
         """Work waits behind a full window: have the driver wake the pump once the middle of the
@@ -423,6 +452,45 @@ class QueueGates:
             submission.phase = Phase.GATED
             self._live.add_gated()
         return True
+
+    def _enqueue_released(self, submission: Submission) -> None:
+        """:meth:`_enqueue` without a gate (the window's release of deferred work); the same
+        argument memory and error handling, fewer steps."""
+        program = submission.program
+        call = "clSetKernelArg"
+        try:
+            with program.lock:
+                kernel = program.kernel
+                bound = program.bound
+                for index, value in submission.arguments:
+                    if bound.get(index) is not value:
+                        bound.pop(index, None)
+                        kernel.set_arg(index, value)
+                        bound[index] = value
+                count = submission.count_argument
+                if count is not None:
+                    index, elements = count
+                    if bound.get(index) != elements:
+                        bound.pop(index, None)
+                        kernel.set_arg(index, np.uint32(elements))
+                        bound[index] = elements
+                call = "clEnqueueNDRangeKernel"
+                event = self._enqueue_kernel(self._native_queue, kernel, submission.global_size, submission.local_size)
+        except self._errors as exc:
+            error = cl_error(exc, call, _enqueue_what(call, program.package.entry_point))
+            submission.state, submission.phase = EventState.failed(error), Phase.ENDED
+            return
+        submission.kernel_event = event
+        self._dirty = True
+        self.ungated += 1
+        with self._live_lock:
+            self._live_counts["kernel_events"] += 1
+        self._seq += 1
+        submission.seq = self._seq
+        submission.phase = _RELEASED
+        self._released.append(submission)
+        if self.markers:
+            self._unmarked.append(submission)
 
     def _released_locked(self, submission: Submission) -> None:
         self._seq += 1

@@ -448,3 +448,50 @@ def test_float_ids_equal_to_a_live_id_are_stale_not_resolved(rig: Rig) -> None:
         with pytest.raises(BackendError) as info:
             call(float(object_id))
         assert info.value.kind is ErrorKind.STALE_OBJECT and "must be an integer" in info.value.message
+
+
+# -- the per-program memo of the last binding list ----------------------------------------------------
+
+
+def test_the_same_binding_list_again_is_memoised_but_every_liveness_change_is_seen() -> None:
+    """submit remembers the last spec list that passed for a program (by the identity of its spec
+    objects); reusing it must still refuse a freed buffer, bind a handle a refused release handed
+    back, re-check a list changed in place, and reach the provider with the same native bindings."""
+    provider = HandleSwapping()
+    rig = populate(CommandEngine(provider), provider, FaultAccelerator(provider))  # type: ignore[arg-type]
+    engine = rig.engine
+    same = rig.bindings()
+    for _ in range(3):  # the first submit fills the memo, the next ones take it
+        engine.wait(event := engine.submit(rig.queue, rig.program, same), 5)
+        engine.destroy_event(event)
+        got = np.frombuffer(engine.read_buffer(rig.out), np.uint32)
+        assert got.tolist() == [i + 100 for i in range(N)]
+    program = engine._programs.get(rig.program)
+    assert program is not None and program.memo is not None and program.memo[0] == tuple(same)
+    first_boxes = provider.boxes_seen[:3]
+    assert provider.boxes_seen[-3:] == first_boxes  # memoised: the very same native handles
+    # A refused release hands back a new handle for rig.a: the memo must bind the new one.
+    with pytest.raises(ReleaseRejected):
+        engine.free_buffer(rig.a)
+    provider.boxes_seen.clear()
+    engine.wait(event := engine.submit(rig.queue, rig.program, same), 5)
+    engine.destroy_event(event)
+    assert provider.boxes_seen[0] is not first_boxes[0] and provider.boxes_seen[0].inner is first_boxes[0].inner
+    # A list changed in place is checked again: a bad access mode is refused, not memoised.
+    same[2] = (2, rig.out, rig.out, W)  # a range that is not a BufferRange
+    outcome = _outcome(engine.submit, rig.queue, rig.program, same)
+    checked = _outcome(engine._submit_checked, rig.queue, rig.program, same, None)
+    assert outcome[0] != "ok" and outcome == checked
+    same[2] = (2, rig.out, None, W)
+    # A freed buffer behind the memoised list: STALE_OBJECT, no provider call.
+    engine.free_buffer(rig.a)
+    before = len(provider.boxes_seen)
+    with pytest.raises(BackendError) as info:
+        engine.submit(rig.queue, rig.program, same)
+    assert info.value.kind is ErrorKind.STALE_OBJECT and len(provider.boxes_seen) == before
+    # A new buffer in the same slot (new generation, new ID) is never reached through the old spec.
+    new = engine.allocate_buffer(rig.context, BufferDesc(4 * N, 16, MemoryDomain.HOST, IN))
+    assert new != rig.a
+    with pytest.raises(BackendError) as info:
+        engine.submit(rig.queue, rig.program, same)
+    assert info.value.kind is ErrorKind.STALE_OBJECT
