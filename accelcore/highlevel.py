@@ -224,6 +224,10 @@ class Device:
         )
         self.resident_bytes = resident_bytes
         self.pool = TemporaryPool(resident_bytes if pool_bytes is None else pool_bytes)
+        self._specs: dict[tuple[int, int, AccessMode], tuple[int, int, None, AccessMode]] = {}
+        """The engine binding spec of each (slot, buffer ID, access) a run bound lately: the same (immutable)
+        tuple object every time, so the engine's per-program memo of the last binding list applies (at most
+        ``_SPECS_KEPT``; cleared when full; a spec naming a freed buffer is refused by the engine as stale)."""
         """Idle temporary buffers of finished calls on host arrays, reused by later calls."""
         self.domain = choose_domain(self.engine.info, domain)
         self.context = 0
@@ -994,6 +998,10 @@ class Progress:
     ``SubmitIndeterminate`` (acceptance unknown) always comes through as it is."""
 
 
+_WRITING = frozenset(mode for mode in AccessMode if mode & AccessMode.WRITE)
+_SPECS_KEPT = 256
+
+
 class Run:
     """One submitted call: ``done()``, ``wait(timeout=None)`` (returns the written arrays), ``cancel()``.
 
@@ -1041,8 +1049,9 @@ class Run:
             timings["allocate_s"] = time.perf_counter() - started
             self.progress.phase = "write"
             started = time.perf_counter()
+            specs = device._specs
             for bound, buffer in zip(plan, buffers, strict=True):
-                writes = bool(int(bound.access) & int(AccessMode.WRITE))
+                writes = bound.access in _WRITING
                 if isinstance(bound.value, np.ndarray):
                     # Write-only buffers are uploaded too: elements the kernel leaves alone come back as
                     # they were, never as whatever the device memory held.
@@ -1052,7 +1061,13 @@ class Run:
                 if writes:
                     self._results.append(bound.value)
                     self.outputs[bound.name] = bound.value
-                bindings.append((bound.slot, buffer, None, bound.access))
+                spec_key = (bound.slot, buffer, bound.access)
+                spec = specs.get(spec_key)
+                if spec is None:
+                    if len(specs) >= _SPECS_KEPT:
+                        specs.clear()
+                    spec = specs[spec_key] = (bound.slot, buffer, None, bound.access)
+                bindings.append(spec)
             timings["transfer_in_s"] = time.perf_counter() - started
             if isinstance(timeout, Timeout):
                 deadline = timeout

@@ -234,8 +234,18 @@ class QueueGates:
     def admit(self, submission: Submission) -> None:
         """Take a prepared submission; raise the enqueue error if it failed at admission."""
         with self._lock:
-            self._deferred.append(submission)
-            self._pump_locked()
+            if not self._deferred and self._tail is None and not self._hold.on and self._room_locked():
+                # Nothing waits and the window has room (the common case): what _advance_open_locked
+                # would do for this one submission, without the FIFO round trip.
+                if submission.deadline_ns is not None and time.monotonic_ns() >= submission.deadline_ns:
+                    submission.state, submission.phase = _deadline_state(), Phase.ENDED
+                else:
+                    self._enqueue_released(submission)
+                if self._dirty:
+                    self._flush_locked()
+            else:
+                self._deferred.append(submission)
+                self._pump_locked()
             if (
                 submission.phase is Phase.ENDED
                 and submission.kernel_event is None

@@ -1,0 +1,81 @@
+"""The engine's per-program memo of the last binding list, reached from the Python layer on real devices.
+
+``Run`` hands the engine the same spec tuple for the same (slot, buffer, access) (``Device._specs``), so a
+repeated call takes the engine's memo; these tests check that calls through it stay numpy-exact while
+the arrays change between device arrays and host arrays, that a freed device array is refused (stale)
+rather than reached through a remembered spec, and that the spec cache stays bounded. Every OpenCL and
+Vulkan device, the real provider.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import pytest
+
+import accelcore as ac
+from accelcore import ErrorKind
+from accelcore.environment import apply_defaults
+from accelcore.testing.pytest_support import device_params, raises_kind
+
+apply_defaults()
+
+SAXPY_CL = b"""
+__kernel void saxpy(const float a, __global const float* x, __global float* y, const int n)
+{
+    int i = get_global_id(0);
+    if (i < n) y[i] = a * x[i] + y[i];
+}
+"""
+SAXPY_GLSL = b"""#version 450
+layout(local_size_x = 64) in;
+layout(push_constant) uniform Params { float a; int n; } p;
+layout(set = 0, binding = 0) readonly buffer X { float x[]; };
+layout(set = 0, binding = 1) buffer Y { float y[]; };
+void main() { uint i = gl_GlobalInvocationID.x; if (int(i) < p.n) y[i] = p.a * x[i] + y[i]; }
+"""
+N = 256
+A = 2.5
+
+
+def _entries() -> list[Any]:
+    return [e for e in ac.devices() if e.provider in ("opencl", "vulkan")]
+
+
+DEVICES, DEVICE_IDS = device_params(_entries, "OpenCL or Vulkan")
+
+
+def _arrays(seed: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    rng = np.random.default_rng(seed)
+    x = rng.integers(0, 1000, N).astype(np.float32)
+    y = rng.integers(0, 1000, N).astype(np.float32)
+    return x, y, np.float32(A) * x + y
+
+
+@pytest.mark.parametrize("entry", DEVICES, ids=DEVICE_IDS)
+def test_repeated_calls_take_the_memo_and_stay_exact(entry: Any) -> None:
+    dev = ac.open(entry.device_id)
+    try:
+        kernel = dev.kernel(SAXPY_CL if entry.provider == "opencl" else SAXPY_GLSL)
+        x, y, _ = _arrays(1)
+        dx, dy = dev.array(x), dev.array(y)
+        expected = y.copy()
+        for step in range(6):  # device arrays: the same specs every call after the first
+            kernel(a=np.float32(A), x=dx, y=dy, n=np.int32(N), global_size=N)
+            expected = np.float32(A) * x + expected
+            assert np.array_equal(dy.numpy(), expected), step
+        programs = [entry for _, entry in dev.engine._programs.items()]
+        assert any(p.memo is not None for p in programs)
+        for seed in range(4):  # host arrays in between: pool buffers, their own specs
+            hx, hy, want = _arrays(10 + seed)
+            kernel(a=np.float32(A), x=hx, y=hy, n=np.int32(N), global_size=N)
+            assert np.array_equal(hy, want), seed
+        kernel(a=np.float32(A), x=dx, y=dy, n=np.int32(N), global_size=N)  # back to the device arrays
+        expected = np.float32(A) * x + expected
+        assert np.array_equal(dy.numpy(), expected)
+        dx.free()
+        with raises_kind(ErrorKind.STALE_OBJECT):  # a remembered spec of a freed buffer is refused
+            kernel(a=np.float32(A), x=dx, y=dy, n=np.int32(N), global_size=N)
+    finally:
+        dev.close()
