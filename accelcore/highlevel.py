@@ -57,9 +57,9 @@ from .package_codec import MAGIC, parse_package, write_package
 from .ports import MemorySource
 from .program import ArtifactRef
 from .registry import DeviceEntry
-from .spirv import inspect_spirv
+from .spirv import SpirvType, inspect_spirv
 from .submission import EventState, EventStatus, Timeout
-from .values import ValueType
+from .values import ScalarType, ValueType
 
 __all__ = [
     "Binding",
@@ -532,7 +532,7 @@ def _vulkan_parameters(module: bytes) -> list[Parameter]:
         element = None
         members = d.type.members if d.type is not None else ()
         if members and members[-1].type.kind in ("runtime_array", "array") and members[-1].type.component is not None:
-            element = spirv_value_type(members[-1].type.component)
+            element = spirv_value_type(members[-1].type.component) or _single_scalar(members[-1].type.component)
         only_member = members[0].name if len(members) == 1 else None
         names = [n for n in (d.name, only_member, d.block_name) if n]
         label = names[0] if names else str(position)
@@ -553,6 +553,21 @@ def _vulkan_parameters(module: bytes) -> list[Parameter]:
     for number, member in enumerate(block.members if block is not None else ()):
         out.append(Parameter(member.name or str(number), "push", number, spirv_value_type(member.type)))
     return out
+
+
+def _single_scalar(t: SpirvType, depth: int = 0) -> ValueType | None:
+    """The one scalar type every leaf of a struct/array/matrix element has (``struct { vec2 pos; vec2 vel; }``:
+    f32), so a plain array of another dtype is refused; None when the leaves differ, or a bool or opaque type."""
+    if depth > 16:
+        return None
+    if t.kind == "struct":
+        found = {_single_scalar(m.type, depth + 1) for m in t.members}
+    elif t.kind in ("array", "runtime_array", "matrix", "vector") and t.component is not None:
+        found = {_single_scalar(t.component, depth + 1)}
+    else:
+        vtype = spirv_value_type(t)
+        found = {vtype if vtype is not None and vtype.lanes == 1 and vtype.scalar is not ScalarType.BOOL else None}
+    return found.pop() if len(found) == 1 else None
 
 
 def _element_dtype(element: ValueType | None) -> np.dtype[Any] | None:

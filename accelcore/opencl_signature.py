@@ -1,13 +1,16 @@
 """Kernel signatures read from OpenCL C source: names, address spaces and types of the parameters.
 
 Promise: a light, bounded parse, not a compiler. Comments are removed,
-object-like ``#define NAME TYPE`` macros of the source and ``-D NAME=TYPE``
-build options are substituted into parameter types (PolyBench's
-``DATA_TYPE``), ``unsigned int`` and friends are normalised, and each
+object-like ``#define NAME TYPE`` macros of the source, ``-D NAME=TYPE``
+build options and plain ``typedef TYPE NAME;`` aliases of a type without
+braces, pointers or arrays are substituted into parameter types (PolyBench's
+``DATA_TYPE``, written either way; a name defined twice with different
+types, as in an ``#ifdef DOUBLE`` / ``#else`` pair, stays unknown),
+``unsigned int`` and friends are normalised, and each
 parameter reports its name, address space (global, constant, local, private
 for pointers; None by value), constness and — where it is a scalar or vector
 type — its :class:`~accelcore.values.ValueType`. What cannot be read (a
-struct, a typedef, ``size_t``) is reported with ``value_type`` None and the
+struct, a typedef of one, ``size_t``) is reported with ``value_type`` None and the
 type text, so a caller can refuse naming it. Linear in the source size.
 """
 
@@ -80,6 +83,11 @@ _MAX_PRE_CHARS = 4096
 """Attribute text between ``__kernel`` and ``void`` searched for ``reqd_work_group_size``."""
 _REQD = re.compile(r"reqd_work_group_size\s*\(\s*(\d+)\s*,\s*(\d+)\s*,\s*(\d+)\s*\)")
 _DEFINE = re.compile(r"^[ \t]*#[ \t]*define[ \t]+([A-Za-z_]\w*)[ \t]+([^\n\\]*?)[ \t]*$", re.MULTILINE)
+_TYPEDEF = re.compile(r"\btypedef[ \t]+((?:[A-Za-z_]\w*[ \t]+){1,4})([A-Za-z_]\w*)[ \t]*;")
+"""``typedef unsigned int index_t;``: one to four words on one line (no struct body, pointer or array; bounded,
+so linear); an alias naming a struct, union or enum stays unknown."""
+_STRUCT_TYPEDEF = re.compile(r"\btypedef\s+(struct|union)\b[^;{}]{0,80}\{[^{}]*\}\s*([A-Za-z_]\w*)\s*;")
+"""``typedef struct { ... } Params;``: ``Params`` reads as ``struct`` (no nested braces)."""
 _QUALIFIERS = {"const", "volatile", "restrict", "__restrict", "__restrict__", "__read_only", "__write_only"}
 _SPACES = {
     "__global": "global",
@@ -184,7 +192,19 @@ def _parameter(index: int, text: str, macros: dict[str, str]) -> OpenCLParameter
 def opencl_kernels(source: str, build_options: str = "") -> tuple[OpenCLKernel, ...]:
     """Every ``__kernel`` function in ``source``, with its parameters (see the module docstring)."""
     text = _strip_comments(source)
-    macros = {name: value for name, value in _DEFINE.findall(text) if not value.startswith("(")}
+    definitions = [(name, value) for name, value in _DEFINE.findall(text) if not value.startswith("(")]
+    for value, name in _TYPEDEF.findall(text):
+        words = value.split()
+        if "struct" not in words and "union" not in words and "enum" not in words:
+            definitions.append((name, " ".join(words)))
+    definitions += [(name, word) for word, name in _STRUCT_TYPEDEF.findall(text)]
+    macros: dict[str, str] = {}
+    conflicting: set[str] = set()
+    for name, value in definitions:
+        if macros.setdefault(name, value) != value:
+            conflicting.add(name)  # #ifdef DOUBLE / #else: which one holds is the preprocessor's to say
+    for name in conflicting:
+        macros[name] = name
     macros.update(build_option_macros(build_options))
     kernels = []
     pending: int | None = None  # end of a __kernel keyword not yet followed by its void NAME(

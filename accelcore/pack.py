@@ -185,6 +185,8 @@ class _Param:
     label: str
     sign_agnostic: bool = False
     """OpenCL SPIR-V integers carry no signedness: ``int`` and ``uint`` of one width look the same."""
+    aggregate: bool = False
+    """A struct or union (by the source's words): a by-value one has no encoding here."""
 
 
 _SIGN_TWIN = {
@@ -198,6 +200,11 @@ _SIGN_TWIN = {
 def _encode_param(param: _Param, given: object, what: str, declaration: str) -> tuple[ValueType, bytes]:
     """``encode_for`` with the declaration; a sign-agnostic integer takes either signedness of its width."""
     declared = param.value_type
+    if declared is None and param.aggregate and not isinstance(given, (TypedValue, str)):
+        raise _unsupported(
+            f"{what} ({declaration}) is a struct or union passed by value, which accelcore cannot encode yet; "
+            "pass its members as separate arguments or the struct in a __constant buffer"
+        )
     if param.sign_agnostic and declared is not None and declared.scalar in _SIGN_TWIN:
         signed = ValueType(_SIGN_TWIN[declared.scalar], declared.lanes)
         explicit = given.value_type if isinstance(given, TypedValue) else None
@@ -224,6 +231,7 @@ def _source_params(kernel: OpenCLKernel) -> list[_Param]:
             p.is_const or p.address_space == "constant",
             p.value_type,
             p.label,
+            aggregate=bool({"struct", "union"} & set(p.type_text.split())),
         )
         for p in kernel.parameters
     ]

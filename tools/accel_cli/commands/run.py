@@ -140,8 +140,9 @@ def run(
 ) -> None:
     """Run ARTIFACT once on DEVICE and save the slots named by --out.
 
-    ARTIFACT is a kernel package (.kpkg), a SPIR-V module, OpenCL C source or
-    an OpenCL device binary; raw modules are packed on the fly from the
+    ARTIFACT is a kernel package (.kpkg), a SPIR-V module, a GLSL compute
+    shader (.comp, .glsl), OpenCL C source or an OpenCL device binary; raw
+    modules are packed on the fly from the
     packing options and what inspection finds (see `accel pack`). Every slot
     the kernel declares needs a --bind. Reports the time spent allocating,
     loading, transferring in, executing and transferring out.

@@ -1,0 +1,233 @@
+"""Kernels written the way well-known public projects write them (PolyBench/GPU, Rodinia, CLBlast, AMD/Khronos
+samples, Kompute, Sascha Willems' Vulkan examples), run unmodified through ``accelcore.open(...).kernel(path)``
+on every device that can run them, each result checked against numpy. The sources are in
+``tests/python/data/public_style/``; they are written for these tests, in those projects' styles."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+
+import accelcore as ac
+from accelcore import ErrorKind
+from accelcore.environment import apply_defaults
+from accelcore.opencl_signature import opencl_kernels
+from accelcore.testing.pytest_support import device_params, raises_kind
+from accelcore.values import ScalarType, ValueType
+
+apply_defaults()
+
+DATA = Path(__file__).parent / "data" / "public_style"
+
+
+def _entries(provider: str) -> list[Any]:
+    return [e for e in ac.devices() if e.provider == provider]
+
+
+OPENCL, OPENCL_IDS = device_params(lambda: _entries("opencl"), "OpenCL")
+VULKAN, VULKAN_IDS = device_params(lambda: _entries("vulkan"), "Vulkan")
+opencl = pytest.mark.parametrize("entry", OPENCL, ids=OPENCL_IDS)
+vulkan = pytest.mark.parametrize("entry", VULKAN, ids=VULKAN_IDS)
+
+
+def _rng() -> np.random.Generator:
+    return np.random.default_rng(11)
+
+
+@opencl
+def test_polybench_gemm_with_a_typedef_data_type(entry: Any) -> None:
+    ni, nj, nk = 48, 40, 32
+    rng = _rng()
+    a, b = rng.random((ni, nk), dtype=np.float32), rng.random((nk, nj), dtype=np.float32)
+    c = rng.random((ni, nj), dtype=np.float32)
+    expected = 0.5 * c + 1.5 * (a @ b)
+    with ac.open(entry.device_id) as dev:
+        gemm = dev.kernel(DATA / "gemm_polybench.cl")
+        gemm(a, b, c, 1.5, 0.5, ni, nj, nk, global_size=(nj, ni))  # alpha, beta typed f32 from the typedef
+    np.testing.assert_allclose(c, expected, rtol=1e-5)
+
+
+@opencl
+def test_polybench_atax_two_kernels_of_one_file(entry: Any) -> None:
+    nx, ny = 96, 80  # the sizes the file #defines
+    rng = _rng()
+    a, x = rng.random((nx, ny), dtype=np.float32), rng.random(ny, dtype=np.float32)
+    tmp, y = np.zeros(nx, np.float32), np.zeros(ny, np.float32)
+    with ac.open(entry.device_id) as dev:
+        dev.kernel(DATA / "atax_polybench.cl", entry="atax_kernel1")(A=a, x=x, tmp=tmp, nx=nx, ny=ny, global_size=nx)
+        dev.kernel(DATA / "atax_polybench.cl", entry="atax_kernel2")(A=a, y=y, tmp=tmp, nx=nx, ny=ny, global_size=ny)
+    np.testing.assert_allclose(tmp, a @ x, rtol=1e-5)
+    np.testing.assert_allclose(y, a.T @ (a @ x), rtol=1e-5)
+
+
+@opencl
+def test_rodinia_style_local_tile_with_a_header_next_to_the_file(entry: Any) -> None:
+    width, height = 64, 48
+    image = _rng().random((height, width), dtype=np.float32)
+    out = np.zeros((width, height), np.float32)
+    with ac.open(entry.device_id) as dev:
+        transpose = dev.kernel(DATA / "transpose_rodinia.cl", local_size=(16, 16))  # BLOCK_SIZE of common.h
+        block = ac.local_memory(16 * 17 * 4)
+        transpose(odata=out, idata=image, width=width, height=height, block=block, global_size=(width, height))
+    assert np.array_equal(out, image.T)
+
+
+@opencl
+def test_clblast_style_build_options_and_vector_loads(entry: Any) -> None:
+    n, wgs, wpt = 4096, 64, 2
+    rng = _rng()
+    x, y = rng.random(n, dtype=np.float32), rng.random(n, dtype=np.float32)
+    expected = np.float32(2.0) * x + y
+    with ac.open(entry.device_id) as dev:
+        axpy = dev.kernel(DATA / "xaxpy_clblast.cl", build_options=f"-DWGS={wgs} -DWPT={wpt}")
+        axpy(n, 2.0, x, y, global_size=n // 4 // wpt)
+    np.testing.assert_allclose(y, expected, rtol=1e-6)  # an FMA-contracted a*x+y is within 1 ulp
+
+
+@opencl
+def test_image_style_2d_convolution_with_a_constant_filter(entry: Any) -> None:
+    width, height, taps = 50, 30, 3
+    rng = _rng()
+    image, kernel = rng.random((height, width), dtype=np.float32), rng.random((taps, taps), dtype=np.float32)
+    out = np.zeros_like(image)
+    with ac.open(entry.device_id) as dev:
+        convolve = dev.kernel(DATA / "convolve2d.cl")
+        convolve(
+            input=image,
+            filter=kernel,
+            output=out,
+            width=width,
+            height=height,
+            filterWidth=taps,
+            global_size=(width, height),
+        )
+    padded = np.pad(image, 1, mode="edge")
+    expected = sum(padded[r : r + height, c : c + width] * kernel[r, c] for r in range(taps) for c in range(taps))
+    np.testing.assert_allclose(out, expected, rtol=1e-5)
+
+
+@opencl
+def test_double_precision_where_the_device_has_fp64(entry: Any) -> None:
+    if not entry.facts.fp64:
+        pytest.skip(f"{entry.device_id} reports no fp64 (cl_khr_fp64)")
+    rng = _rng()
+    x, y = rng.random(1000), rng.random(1000)
+    expected = 3.0 * x + y
+    with ac.open(entry.device_id) as dev:
+        dev.kernel(DATA / "daxpy_fp64.cl")(n=x.size, alpha=3.0, x=x, y=y, global_size=x.size)
+    np.testing.assert_allclose(y, expected, rtol=1e-15)
+    with ac.open(entry.device_id) as dev, raises_kind(ErrorKind.INVALID_ARGUMENT) as info:
+        dev.kernel(DATA / "daxpy_fp64.cl")(n=10, alpha=1.0, x=x[:10].astype(np.float32), y=y[:10], global_size=10)
+    assert "argument x" in str(info.value) and "f64" in str(info.value)
+
+
+@opencl
+def test_half_storage_with_vload_half(entry: Any) -> None:
+    x = _rng().random(1000).astype(np.float16)
+    out = np.zeros_like(x)
+    with ac.open(entry.device_id) as dev:
+        dev.kernel(DATA / "half_storage.cl")(x, out, 1.5, x.size, global_size=x.size)
+    assert np.array_equal(out, (x.astype(np.float32) * np.float32(1.5)).astype(np.float16))
+
+
+@opencl
+def test_a_struct_by_value_is_refused_naming_it(entry: Any) -> None:
+    x = np.zeros(16, np.float32)
+    with ac.open(entry.device_id) as dev, raises_kind(ErrorKind.UNSUPPORTED) as info:
+        dev.kernel(DATA / "scale_constant_struct.cl")(
+            x, x.copy(), np.ones(3, np.float32), (1.0, 0.0, 16, 3), global_size=16
+        )
+    assert "argument p (const Params p) is a struct or union passed by value" in str(info.value)
+
+
+@vulkan
+def test_kompute_style_push_constant_and_specialization_constant(entry: Any) -> None:
+    a = _rng().random(100, dtype=np.float32)
+    out = np.zeros_like(a)
+    with ac.open(entry.device_id) as dev:
+        dev.kernel(DATA / "kompute_mult.comp", spec={"addend": 0.5})(in_a=a, out_a=out, val=3.0, global_size=a.size)
+    np.testing.assert_allclose(out, a * np.float32(3.0) + np.float32(0.5), rtol=1e-6)
+
+
+UBO = np.dtype(
+    {
+        "names": ["deltaT", "particleCount", "gravity", "damping"],
+        "formats": ["<f4", "<i4", ("<f4", 2), ("<f4", 4)],
+        "offsets": [0, 4, 8, 16],  # std140: vec2 at 8, vec4 at 16
+        "itemsize": 32,
+    }
+)
+
+
+@vulkan
+def test_sascha_willems_style_std140_uniform_block(entry: Any) -> None:
+    count = 1000
+    particles = _rng().random((1024, 4), dtype=np.float32)  # struct { vec2 pos; vec2 vel; }
+    before = particles.copy()
+    ubo = np.array((0.1, count, (0.0, -9.8), (0.99, 0, 0, 0)), dtype=UBO)
+    with ac.open(entry.device_id) as dev:
+        dev.kernel(DATA / "particles_ubo.comp")(particles=particles, ubo=ubo, global_size=count)
+    dt, gravity = np.float32(0.1), np.array([0.0, -9.8], np.float32)
+    velocity = (before[:count, 2:] + gravity * dt) * np.float32(0.99)
+    np.testing.assert_allclose(particles[:count, 2:], velocity, rtol=1e-5)
+    np.testing.assert_allclose(particles[:count, :2], before[:count, :2] + velocity * dt, rtol=1e-5)
+    assert np.array_equal(particles[count:], before[count:])
+
+
+@vulkan
+def test_a_float64_array_for_a_struct_of_floats_is_refused(entry: Any) -> None:
+    ubo = np.array((0.1, 8, (0.0, -9.8), (0.99, 0, 0, 0)), dtype=UBO)
+    with ac.open(entry.device_id) as dev, raises_kind(ErrorKind.INVALID_ARGUMENT) as info:
+        dev.kernel(DATA / "particles_ubo.comp")(particles=np.zeros((64, 4)), ubo=ubo, global_size=8)
+    assert "particles" in str(info.value) and "float64" in str(info.value)
+
+
+@vulkan
+def test_shared_memory_reduction_with_barriers(entry: Any) -> None:
+    data = _rng().random(1000, dtype=np.float32)
+    partial = np.zeros(8, np.float32)
+    with ac.open(entry.device_id) as dev:
+        dev.kernel(DATA / "reduce_shared.comp")(data_in=data, data_out=partial, n=data.size, global_size=1024)
+    np.testing.assert_allclose(partial, np.pad(data, (0, 24)).reshape(8, 128).sum(axis=1), rtol=1e-5)
+
+
+@vulkan
+def test_two_descriptor_sets_by_name_and_by_position(entry: Any) -> None:
+    rng = _rng()
+    a, b = rng.random(500, dtype=np.float32), rng.random(500, dtype=np.float32)
+    with ac.open(entry.device_id) as dev:
+        kernel = dev.kernel(DATA / "two_sets.comp")
+        c, d = np.zeros_like(a), np.zeros_like(a)
+        kernel(a=a, b=b, c=c, d=d, global_size=a.size)
+        assert np.array_equal(c, a + b) and np.array_equal(d, a * b)
+        c2, d2 = np.zeros_like(a), np.zeros_like(a)
+        kernel(a, b, c2, d2, global_size=a.size)  # positions: (set, binding) order
+        assert np.array_equal(c2, a + b) and np.array_equal(d2, a * b)
+
+
+def test_typedef_aliases_type_parameters_and_conflicting_ones_stay_unknown() -> None:
+    source = """
+    typedef float DATA_TYPE;
+    typedef unsigned int index_t;
+    typedef struct { float a; } S;
+    #ifdef USE_DOUBLE
+    typedef double real;
+    #else
+    typedef float real;
+    #endif
+    __kernel void k(__global DATA_TYPE *a, DATA_TYPE alpha, index_t n, S s, real r) {}
+    """
+    (kernel,) = opencl_kernels(source)
+    types = {p.name: p.value_type for p in kernel.parameters}
+    assert types == {
+        "a": ValueType(ScalarType.F32),
+        "alpha": ValueType(ScalarType.F32),
+        "n": ValueType(ScalarType.U32),
+        "s": None,
+        "r": None,
+    }
+    (chosen,) = opencl_kernels(source, "-Dreal=double")
+    assert chosen.parameters[4].value_type == ValueType(ScalarType.F64)
