@@ -42,11 +42,22 @@ end (measured 2026-12-01: 0.1-4 s reads). On such a driver every flushed batch o
 is followed by one marker (``clEnqueueMarkerWithWaitList``, no wait list: it ends after everything
 before it); polls and callbacks watch the marker, which never blocks, and read the kernel's own
 status only once the marker has ended.
+
+Process exit with a callback armed: pyopencl delivers a callback on a detached C++ thread that takes
+the GIL once the driver reports the event; if that happens after the interpreter began finalising,
+CPython ends the thread with ``pthread_exit`` inside nanobind's ``noexcept`` GIL acquisition and
+libstdc++ calls ``std::terminate``: "terminate called without an active exception", SIGABRT, exit
+status 134 (reproduced 2026-12-01 on PoCL, the Intel runtime and rusticl by exiting with more than a
+window in flight). An ``atexit`` hook (:func:`quiesce_callbacks`, registered once at import) stops
+arming new callbacks and waits, at most :data:`EXIT_WAIT_S`, for the armed ones to have run; a
+callback that arrives after that (its kernel still running at the bound) can still abort the process.
 """
 
 from __future__ import annotations
 
+import atexit
 import enum
+import sys
 import threading
 import time
 from collections import deque
@@ -64,7 +75,17 @@ if TYPE_CHECKING:
     from .accounting import LiveObjects
     from .handles import OpenCLBuffer, OpenCLProgram, OpenCLQueue
 
-__all__ = ["WINDOW", "HoldSwitch", "Marker", "Phase", "QueueGates", "Submission"]
+__all__ = [
+    "EXIT_WAIT_S",
+    "WINDOW",
+    "HoldSwitch",
+    "Marker",
+    "Phase",
+    "QueueGates",
+    "Submission",
+    "callbacks_pending",
+    "quiesce_callbacks",
+]
 
 _CL_COMPLETE = 0
 
@@ -75,6 +96,58 @@ Chosen from the sustained-submission runs of 2026-12-01 (docs/opencl.md, "The dr
 enough that the driver does not run dry while the caller sleeps between polls (a 50-100 us
 back-off sleep is 10-20 tiny PoCL kernels), few enough that a caller with more in flight keeps
 all but 16 cancellable."""
+
+
+EXIT_WAIT_S = 10.0
+"""Most seconds the exit hook waits for armed completion callbacks to have run (a runaway kernel
+must not keep the process alive: past the bound the process exits and takes its chance)."""
+
+_callbacks_lock = threading.Lock()
+_callbacks_pending = 0
+"""Callbacks armed whose Python side has not finished (process-wide; under ``_callbacks_lock``)."""
+_exiting = False
+"""Set by the exit hook: no new callback is armed, and one that runs does not pump."""
+
+
+def callbacks_pending() -> int:
+    """How many armed completion callbacks have not yet run to their end (this process)."""
+    with _callbacks_lock:
+        return _callbacks_pending
+
+
+def quiesce_callbacks(limit_s: float | None = None) -> bool:
+    """Exit hook: arm no more callbacks and wait, at most ``limit_s`` (default :data:`EXIT_WAIT_S`),
+    for the armed ones to have run, sleeping (the GIL free) between looks. True when none is left;
+    False (with one line on stderr) when some are still armed at the bound."""
+    global _exiting
+    with _callbacks_lock:
+        _exiting = True
+    limit = EXIT_WAIT_S if limit_s is None else limit_s
+    deadline = time.monotonic() + limit
+    pause = 0.0005
+    while True:
+        left = callbacks_pending()
+        if not left:
+            # The last callback thread may still be between its count and handing the GIL back
+            # (a thread switch can fall there): give it the GIL once more before finalisation.
+            time.sleep(0.002)
+            return True
+        if time.monotonic() >= deadline:
+            try:
+                sys.stderr.write(
+                    f"accel_opencl: exiting with {left} OpenCL completion callback(s) still armed after "
+                    f"{limit:g} s (a kernel still running); if the driver delivers one during interpreter "
+                    "shutdown the process aborts\n"
+                )
+                sys.stderr.flush()
+            except (OSError, ValueError):
+                pass
+            return False
+        time.sleep(pause)
+        pause = min(pause * 2, 0.01)
+
+
+atexit.register(quiesce_callbacks)
 
 
 class Phase(enum.Enum):
@@ -385,21 +458,31 @@ class QueueGates:
             watch = None if target.marker is None else target.marker.event
         if watch is None or target.phase is not Phase.RELEASED:
             return
-        try:
-            watch.set_callback(_CL_COMPLETE, self._on_ended)
-        except self._errors:
-            return  # no callback: progress comes from the next provider call
+        global _callbacks_pending
+        with _callbacks_lock:
+            if _exiting:
+                return  # the process is exiting: see quiesce_callbacks
+            try:
+                watch.set_callback(_CL_COMPLETE, self._on_ended)
+            except self._errors:
+                return  # no callback: progress comes from the next provider call
+            _callbacks_pending += 1
         self._armed = True
         self.callbacks_armed += 1
 
     def _on_ended(self, _status: Any) -> None:
         # Runs on a pyopencl callback thread: never let an exception escape there.
+        global _callbacks_pending
         try:
             with self._lock:
                 self._armed = False
-                self._pump_locked()
+                if not _exiting:
+                    self._pump_locked()
         except Exception:
             pass
+        finally:
+            with _callbacks_lock:
+                _callbacks_pending -= 1
 
     def _enqueue(self, submission: Submission, *, gated: bool) -> bool:
         """Enqueue the kernel natively, behind a fresh closed gate when ``gated`` (else released).
