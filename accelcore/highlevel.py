@@ -510,7 +510,8 @@ def _opencl_parameters(module: bytes, kind: ModuleKind, entry: str | None, optio
         for p in chosen[0].parameters:
             role = "buffer" if p.is_buffer else "local" if p.is_local else "value"
             access = AccessMode.READ if (p.is_const or p.address_space == "constant") else AccessMode.READ_WRITE
-            out.append(Parameter(p.name or str(p.index), role, p.index, p.value_type, access))
+            element = p.value_type or p.aggregate_scalar  # struct { float4 pos; float4 vel; }: float32 arrays
+            out.append(Parameter(p.name or str(p.index), role, p.index, element, access))
         return out
     spirv = inspect_spirv(module)
     entries = [

@@ -20,7 +20,7 @@ import re
 import shlex
 from dataclasses import dataclass
 
-from .values import OPENCL_NAMES, ValueType
+from .values import OPENCL_NAMES, ScalarType, ValueType
 
 __all__ = ["OpenCLKernel", "OpenCLParameter", "build_option_macros", "opencl_kernels"]
 
@@ -33,6 +33,10 @@ class OpenCLParameter:
     for by-value; ``value_type`` of the pointee or value (None when it is not
     a scalar/vector type this parser knows); ``type_text`` the type as
     written after macro substitution; ``name`` the parameter name ('' if absent).
+    ``aggregate``: the type is a struct or union (``struct S``, or a name the source
+    typedefs to one); ``aggregate_bytes`` its OpenCL C size where every member is a
+    scalar/vector (or an array of one) this parser knows, and ``aggregate_scalar`` the
+    one scalar type of all its members (None when they differ).
     """
 
     index: int
@@ -42,6 +46,9 @@ class OpenCLParameter:
     value_type: ValueType | None
     name: str = ""
     type_text: str = ""
+    aggregate: bool = False
+    aggregate_bytes: int | None = None
+    aggregate_scalar: ValueType | None = None
 
     @property
     def is_buffer(self) -> bool:
@@ -57,7 +64,7 @@ class OpenCLParameter:
 
     @property
     def element_bytes(self) -> int | None:
-        return None if self.value_type is None else self.value_type.size
+        return self.aggregate_bytes if self.value_type is None else self.value_type.size
 
     @property
     def label(self) -> str:
@@ -86,8 +93,51 @@ _DEFINE = re.compile(r"^[ \t]*#[ \t]*define[ \t]+([A-Za-z_]\w*)[ \t]+([^\n\\]*?)
 _TYPEDEF = re.compile(r"\btypedef[ \t]+((?:[A-Za-z_]\w*[ \t]+){1,4})([A-Za-z_]\w*)[ \t]*;")
 """``typedef unsigned int index_t;``: one to four words on one line (no struct body, pointer or array; bounded,
 so linear); an alias naming a struct, union or enum stays unknown."""
-_STRUCT_TYPEDEF = re.compile(r"\btypedef\s+(struct|union)\b[^;{}]{0,80}\{[^{}]*\}\s*([A-Za-z_]\w*)\s*;")
-"""``typedef struct { ... } Params;``: ``Params`` reads as ``struct`` (no nested braces)."""
+_STRUCT_DEF = re.compile(
+    r"\b(typedef\s+)?(struct|union)\b[ \t\n]*([A-Za-z_]\w*)?[ \t\n]*\{([^{}]*)\}[ \t\n]*([A-Za-z_]\w*)?[ \t\n]*;"
+)
+"""``struct Tag { ... };`` / ``typedef struct [Tag] { ... } Name;`` (no nested braces)."""
+_MEMBER = re.compile(r"^(.*?)\b([A-Za-z_]\w*)[ \t]*(?:\[[ \t]*(\d+)[ \t]*\])?$")
+
+
+@dataclass(frozen=True, slots=True)
+class _Aggregate:
+    size: int | None
+    scalar: ValueType | None
+
+
+def _layout(kind: str, body: str, macros: dict[str, str]) -> _Aggregate:
+    """OpenCL C layout of a struct/union body of scalar/vector members (each aligned to its size, 3-lane
+    vectors as 4); size None when a member is anything else (a nested struct, a pointer, an attribute)."""
+    offset = align = 0
+    scalars: set[ScalarType] = set()
+    if "__attribute__" in body or "#" in body:
+        return _Aggregate(None, None)
+    for declaration in (d.strip() for d in _substitute(body, macros).split(";")):
+        if not declaration:
+            continue
+        head, _, _ = declaration.partition(",")
+        found = _MEMBER.match(" ".join(head.split()))
+        if found is None or "," in declaration or "*" in declaration:
+            return _Aggregate(None, None)
+        words = [w for w in re.findall(r"[A-Za-z_]\w*", found.group(1)) if w not in _QUALIFIERS]
+        vtype = _value_type(words)
+        if vtype is None or vtype.scalar is ScalarType.BOOL:
+            return _Aggregate(None, None)
+        count = int(found.group(3) or 1)
+        if count < 1:
+            return _Aggregate(None, None)
+        offset += -offset % vtype.size
+        size = vtype.size * count
+        offset = max(offset, size) if kind == "union" else offset + size
+        align = max(align, vtype.size)
+        scalars.add(vtype.scalar)
+    if align == 0:
+        return _Aggregate(None, None)
+    scalar = scalars.pop() if len(scalars) == 1 else None
+    return _Aggregate(offset + (-offset % align), None if scalar is None else ValueType(scalar))
+
+
 _QUALIFIERS = {"const", "volatile", "restrict", "__restrict", "__restrict__", "__read_only", "__write_only"}
 _SPACES = {
     "__global": "global",
@@ -161,7 +211,9 @@ def _value_type(names: list[str]) -> ValueType | None:
     return ValueType(OPENCL_NAMES[match.group(1)], int(match.group(2) or 1))
 
 
-def _parameter(index: int, text: str, macros: dict[str, str]) -> OpenCLParameter:
+def _parameter(
+    index: int, text: str, macros: dict[str, str], aggregates: dict[str, _Aggregate] | None = None
+) -> OpenCLParameter:
     written = " ".join(text.split())
     expanded = _substitute(written, macros)
     pointer = "*" in expanded
@@ -178,6 +230,11 @@ def _parameter(index: int, text: str, macros: dict[str, str]) -> OpenCLParameter
         space = "private"
     type_words = [t for t in tokens if t not in _QUALIFIERS and t not in _SPACES]
     value_type = _value_type(type_words)
+    aggregates = aggregates or {}
+    if len(type_words) == 2 and type_words[0] in ("struct", "union"):
+        aggregate: _Aggregate | None = aggregates.get(" ".join(type_words), _Aggregate(None, None))
+    else:
+        aggregate = aggregates.get(type_words[0]) if len(type_words) == 1 else None
     return OpenCLParameter(
         index,
         written,
@@ -186,6 +243,9 @@ def _parameter(index: int, text: str, macros: dict[str, str]) -> OpenCLParameter
         value_type,
         name,
         " ".join(type_words),
+        aggregate is not None or "struct" in type_words or "union" in type_words,
+        None if aggregate is None else aggregate.size,
+        None if aggregate is None else aggregate.scalar,
     )
 
 
@@ -193,11 +253,20 @@ def opencl_kernels(source: str, build_options: str = "") -> tuple[OpenCLKernel, 
     """Every ``__kernel`` function in ``source``, with its parameters (see the module docstring)."""
     text = _strip_comments(source)
     definitions = [(name, value) for name, value in _DEFINE.findall(text) if not value.startswith("(")]
+    aliases: dict[str, str] = {}  # typedef struct Tag Name;
     for value, name in _TYPEDEF.findall(text):
         words = value.split()
         if "struct" not in words and "union" not in words and "enum" not in words:
             definitions.append((name, " ".join(words)))
-    definitions += [(name, word) for word, name in _STRUCT_TYPEDEF.findall(text)]
+        elif len(words) == 2 and words[0] in ("struct", "union"):
+            aliases[name] = " ".join(words)
+    bodies: dict[str, tuple[str, str]] = {}  # laid out once the macros are known
+    struct_names: list[str] = []
+    for typedef, kind, tag, body, alias in _STRUCT_DEF.findall(text):
+        names = [f"{kind} {tag}"] if tag else []
+        names += [alias] if typedef and alias else []
+        struct_names += names
+        bodies.update((struct_name, (kind, body)) for struct_name in names)
     macros: dict[str, str] = {}
     conflicting: set[str] = set()
     for name, value in definitions:
@@ -206,6 +275,12 @@ def opencl_kernels(source: str, build_options: str = "") -> tuple[OpenCLKernel, 
     for name in conflicting:
         macros[name] = name
     macros.update(build_option_macros(build_options))
+    twice = {n for n in struct_names if struct_names.count(n) > 1}  # an #ifdef pair: not guessed
+    aggregates = {
+        n: _Aggregate(None, None) if n in twice else _layout(kind, body, macros) for n, (kind, body) in bodies.items()
+    }
+    for alias, tagged in aliases.items():
+        aggregates.setdefault(alias, aggregates.get(tagged, _Aggregate(None, None)))
     kernels = []
     pending: int | None = None  # end of a __kernel keyword not yet followed by its void NAME(
     resume = 0  # a signature's parameter list is not searched for further tokens
@@ -227,7 +302,7 @@ def opencl_kernels(source: str, build_options: str = "") -> tuple[OpenCLKernel, 
             pre = text[max(pending_end, match.start() - _MAX_PRE_CHARS) : match.start()]
             reqd = _REQD.search(_substitute(pre, macros))
             size = (int(reqd.group(1)), int(reqd.group(2)), int(reqd.group(3))) if reqd else None
-            parameters = tuple(_parameter(i, p, macros) for i, p in enumerate(pieces))
+            parameters = tuple(_parameter(i, p, macros, aggregates) for i, p in enumerate(pieces))
             kernels.append(OpenCLKernel(match.group("name"), parameters, size))
             resume = close + 1
     return tuple(kernels)

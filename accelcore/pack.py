@@ -18,6 +18,7 @@ The module bytes are copied once into the package.
 from __future__ import annotations
 
 import dataclasses
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
@@ -197,6 +198,9 @@ _SIGN_TWIN = {
 }
 
 
+_OPAQUE = re.compile(r"\b(?:image[123]d\w*_t|sampler_t|queue_t|clk_event_t|event_t|reserve_id_t|pipe)\b")
+
+
 def _encode_param(param: _Param, given: object, what: str, declaration: str) -> tuple[ValueType, bytes]:
     """``encode_for`` with the declaration; a sign-agnostic integer takes either signedness of its width."""
     declared = param.value_type
@@ -231,7 +235,7 @@ def _source_params(kernel: OpenCLKernel) -> list[_Param]:
             p.is_const or p.address_space == "constant",
             p.value_type,
             p.label,
-            aggregate=bool({"struct", "union"} & set(p.type_text.split())),
+            aggregate=p.aggregate,
         )
         for p in kernel.parameters
     ]
@@ -316,6 +320,11 @@ def _opencl(
             records.append(KernelArgument.local(param.index, sizes[param.index]))
         elif param.space == "private":
             raise _unsupported(f"{param.label} is a __private pointer, which a host cannot pass")
+        elif param.space is None and param.value_type is None and _OPAQUE.search(param.label):
+            raise _unsupported(
+                f"{param.label} is an image, sampler, pipe or event, which accelcore does not bind "
+                "(kernel arguments are buffers, __local memory and scalar/vector values)"
+            )
         elif param.space is None and param.index != count:
             if param.index not in values:
                 hint = ""
@@ -645,7 +654,14 @@ def pack_module(
         else:
             size = (local_size[0], local_size[1], local_size[2]) if local_size is not None else ANY_LOCAL_SIZE
         rows, rule, records = _opencl(
-            _source_params(kernel), {}, bindings, dispatch, global_size, count_argument, arguments, local_memory
+            _source_params(kernel),
+            {p.index: p.element_bytes for p in kernel.parameters},
+            bindings,
+            dispatch,
+            global_size,
+            count_argument,
+            arguments,
+            local_memory,
         )
     else:
         missing = [

@@ -231,3 +231,66 @@ def test_typedef_aliases_type_parameters_and_conflicting_ones_stay_unknown() -> 
     }
     (chosen,) = opencl_kernels(source, "-Dreal=double")
     assert chosen.parameters[4].value_type == ValueType(ScalarType.F64)
+
+
+@opencl
+def test_an_array_of_structs_takes_float32_rows_or_a_structured_array(entry: Any) -> None:
+    rng = _rng()
+    bodies = rng.random((64, 8), dtype=np.float32)  # Body { float4 pos; float4 vel; }: 32 bytes, all float
+    before = bodies.copy()
+    structured = np.zeros(64, dtype=[("pos", "<f4", 4), ("vel", "<f4", 4)])
+    structured["vel"] = before[:, 4:]
+    with ac.open(entry.device_id) as dev:
+        integrate = dev.kernel(DATA / "nbody_struct.cl")
+        integrate(bodies, 0.5, 60, global_size=64)
+        integrate(structured, 0.5, 64, global_size=64)
+        with raises_kind(ErrorKind.INVALID_ARGUMENT) as wrong_dtype:
+            integrate(bodies.astype(np.float64), 0.5, 60, global_size=64)
+        with raises_kind(ErrorKind.INVALID_ARGUMENT) as partial:
+            integrate(np.zeros(12, np.float32), 0.5, 1, global_size=1)
+    moved = before[:60, :3] + np.float32(0.5) * before[:60, 4:7]
+    np.testing.assert_allclose(bodies[:60, :3], moved, rtol=1e-6)
+    assert np.array_equal(bodies[:60, 3:], before[:60, 3:]) and np.array_equal(bodies[60:], before[60:])
+    np.testing.assert_allclose(structured["pos"][:, :3], np.float32(0.5) * before[:, 4:7], rtol=1e-6)
+    assert "argument bodies" in str(wrong_dtype.value) and "float64" in str(wrong_dtype.value)
+    assert "32-byte elements" in str(partial.value)
+
+
+@opencl
+def test_an_image_argument_is_unsupported_naming_it(entry: Any, tmp_path: Path) -> None:
+    source = tmp_path / "image.cl"
+    source.write_text("__kernel void blur(__read_only image2d_t src, __global float *dst) { dst[0] = 1.0f; }\n")
+    with ac.open(entry.device_id) as dev, raises_kind(ErrorKind.UNSUPPORTED) as info:
+        dev.kernel(source)(np.zeros(4, np.float32), np.zeros(4, np.float32), global_size=1)
+    assert "argument 0 (__read_only image2d_t src) is an image" in str(info.value)
+    with ac.open(entry.device_id) as dev, raises_kind(ErrorKind.UNSUPPORTED):
+        dev.kernel(source)(dst=np.zeros(4, np.float32), global_size=1)  # no value given: still named an image
+
+
+def test_struct_layouts_follow_the_opencl_c_abi() -> None:
+    source = """
+    typedef struct { float4 pos; float4 vel; } Body;
+    struct Mixed { float a; double b; char c; float3 d; int e[3]; };
+    union Bits { float f; uint u[2]; };
+    typedef struct Mixed MixedAlias;
+    typedef struct Node { __global struct Node *next; } Node;
+    #ifdef WIDE
+    typedef struct { double x; } Twice;
+    #else
+    typedef struct { float x; } Twice;
+    #endif
+    __kernel void k(__global Body *b, __global struct Mixed *m, __global union Bits *u, __global MixedAlias *a,
+                    __global Node *n, __global Twice *t, Body by_value) {}
+    """
+    (kernel,) = opencl_kernels(source)
+    layout = {p.name: (p.aggregate, p.element_bytes, p.aggregate_scalar) for p in kernel.parameters}
+    f32 = ValueType(ScalarType.F32)
+    assert layout == {
+        "b": (True, 32, f32),
+        "m": (True, 64, None),  # a@0 b@8 c@16 d@32 (float3: 16 bytes, aligned 16) e@48..60, rounded to 16
+        "u": (True, 8, None),
+        "a": (True, 64, None),
+        "n": (True, None, None),  # a pointer member: not laid out
+        "t": (True, None, None),  # two definitions: not guessed
+        "by_value": (True, 32, f32),
+    }
