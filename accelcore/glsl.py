@@ -5,7 +5,12 @@ temporary copy of the source and returns the SPIR-V bytes; a compile error is
 INVALID_ARGUMENT carrying the compiler's messages with line numbers, a missing
 compiler is UNSUPPORTED naming the Debian package, a compiler that runs past
 the time limit is RESOURCE_LIMIT. :func:`looks_like_glsl` recognises GLSL
-text (a ``#version`` line and no ``__kernel``).
+text (a ``#version`` line and no ``__kernel``). :func:`glsl_with_includes`
+inlines a shader file's ``#include "name"`` (``GL_GOOGLE_include_directive``)
+on the host under the same checks as OpenCL C includes
+(:mod:`accelcore.opencl_includes`: next to the file; no absolute names, no
+``..`` or symlink leaving the folder, bounded), with ``#line`` directives so a
+compile error names the header and its line.
 """
 
 from __future__ import annotations
@@ -18,7 +23,7 @@ from pathlib import Path
 
 from .errors import BackendError, ErrorKind
 
-__all__ = ["COMPILER", "GLSL_SUFFIXES", "compile_glsl", "looks_like_glsl"]
+__all__ = ["COMPILER", "GLSL_SUFFIXES", "compile_glsl", "glsl_with_includes", "looks_like_glsl"]
 
 COMPILER = "glslangValidator"
 GLSL_SUFFIXES = (".comp", ".glsl")
@@ -28,6 +33,31 @@ COMPILE_TIMEOUT_S = 60.0
 
 _VERSION = re.compile(rb"^[ \t]*#[ \t]*version[ \t]+\d+", re.MULTILINE)
 _SHADER = re.compile(rb"\blayout\s*\(|\bvoid\s+main\s*\(|\bgl_(GlobalInvocationID|LocalInvocationID|WorkGroupID)\b")
+
+
+def glsl_with_includes(path: str | Path, data: bytes) -> bytes:
+    """``data`` read from the shader file ``path`` with its quoted includes inlined (see the module docstring);
+    text without includes as it is. Raises what :func:`accelcore.opencl_includes.inline_includes` raises."""
+    from .opencl_includes import include_directives, inline_includes
+
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError:
+        return data
+    if b"\0" in data or not include_directives(text):
+        return data
+    lines = inline_includes(text, path).split("\n")
+    if lines and lines[0].startswith("#line 1 "):
+        lines.pop(0)  # #version must come first in GLSL
+    version = next((i for i, line in enumerate(lines) if _VERSION.match(line.encode("utf-8"))), None)
+    if version is None:
+        return "\n".join(lines).encode("utf-8")
+    shown = str(path).replace("\\", "\\\\").replace('"', '\\"')
+    lines[version + 1 : version + 1] = [
+        "#extension GL_GOOGLE_cpp_style_line_directive : enable",
+        f'#line {version + 2} "{shown}"',
+    ]
+    return "\n".join(lines).encode("utf-8")
 
 
 def looks_like_glsl(data: bytes) -> bool:

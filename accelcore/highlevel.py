@@ -41,13 +41,13 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from .arguments import spirv_value_type
+from .arguments import describe, spirv_value_type
 from .buffers import BufferDesc
 from .engine import CommandEngine, EngineState, ResourcePolicy
 from .environment import DEVICE_ENV, apply_defaults
 from .errors import BackendError, ErrorKind, SubmitIndeterminate, SubmitRejected
 from .flags import AccessMode, BufferUsage, Capabilities, MemoryDomain
-from .glsl import GLSL_SUFFIXES, compile_glsl, looks_like_glsl
+from .glsl import GLSL_SUFFIXES, compile_glsl, glsl_with_includes, looks_like_glsl
 from .inventory import discover
 from .opencl_includes import source_with_includes
 from .opencl_signature import opencl_kernels
@@ -378,7 +378,7 @@ class Device:
                 raise _invalid(f"{path}: cannot read ({exc.strerror})") from None
             name = str(path)
             if path.suffix.lower() in GLSL_SUFFIXES:
-                data = compile_glsl(data, name=path.name)
+                data = compile_glsl(glsl_with_includes(path, data), name=path.name)  # includes next to the file
             else:  # OpenCL C: quoted includes next to the file (and in -I folders) are inlined, checked
                 data = source_with_includes(path, data, build_options)
         if not data.startswith(MAGIC[:4]) and looks_like_glsl(data):
@@ -498,6 +498,10 @@ class Parameter:
     binding: int = 0
     aliases: tuple[str, ...] = ()
     """Other names that denote it (a Vulkan descriptor's instance, block and only-member names)."""
+    min_bytes: int = 0
+    """A uniform block's size: a shorter array is refused before anything is uploaded."""
+    layout: str = ""
+    """A uniform block's members with their offsets (std140 surprises: a float[] member's 16-byte stride)."""
 
 
 def _opencl_parameters(module: bytes, kind: ModuleKind, entry: str | None, options: str) -> list[Parameter]:
@@ -537,6 +541,12 @@ def _vulkan_parameters(module: bytes) -> list[Parameter]:
         only_member = members[0].name if len(members) == 1 else None
         names = [n for n in (d.name, only_member, d.block_name) if n]
         label = names[0] if names else str(position)
+        uniform = d.descriptor_type == "uniform_buffer"
+        block_size = d.type.size if uniform and d.type is not None and d.type.size else 0
+        layout = ", ".join(
+            f"{m.name or n} {describe(m.type)}{f' (stride {m.type.stride})' if m.type.stride else ''} at {m.offset}"
+            for n, m in enumerate(members)
+        )
         out.append(
             Parameter(
                 label,
@@ -544,10 +554,12 @@ def _vulkan_parameters(module: bytes) -> list[Parameter]:
                 position,
                 element,
                 d.access,
-                d.descriptor_type == "uniform_buffer",
+                uniform,
                 d.set,
                 d.binding,
                 tuple(dict.fromkeys(n for n in names[1:] if n != label)),
+                block_size,
+                layout if uniform else "",
             )
         )
     block = spirv.push_constant_block
@@ -897,7 +909,7 @@ class Kernel:
                 fits = slot.dtype is None or value.dtype == slot.dtype
             else:
                 fits, nbytes = False, 0
-            if not (fits and nbytes and not nbytes % slot.element_size):
+            if not (fits and nbytes and not nbytes % slot.element_size and nbytes >= slot.param.min_bytes):
                 bound = _checked_array(slot.param, slot.row, value, pkg)
             made = reuse.get(slot.slot)
             if made is None or made.value is not bound or made.access is not slot.access:
@@ -965,6 +977,10 @@ def _checked_array(param: Parameter, row: Any, value: object, pkg: KernelPackage
     if nbytes % row.element_size:
         raise _invalid(
             f"{what}: {nbytes} bytes are not a whole number of the kernel's {row.element_size}-byte elements"
+        )
+    if nbytes < param.min_bytes:
+        raise _invalid(
+            f"{what} is a uniform block of {param.min_bytes} bytes ({param.layout}) but was given {nbytes} bytes"
         )
     return value  # stated coverage is the engine's to check at submit
 

@@ -294,3 +294,48 @@ def test_struct_layouts_follow_the_opencl_c_abi() -> None:
         "t": (True, None, None),  # two definitions: not guessed
         "by_value": (True, 32, f32),
     }
+
+
+def _blur_block(weights: np.ndarray, width: int, height: int) -> np.ndarray:
+    """std140 ``{ float weights[9]; uint width; uint height; }``: each float of the array on a 16-byte stride."""
+    block = np.zeros(38, np.uint32)
+    block.view(np.float32)[0:36:4] = weights.ravel()
+    block[36], block[37] = width, height
+    return block
+
+
+@vulkan
+def test_glsl_include_next_to_the_shader_and_a_std140_array_in_a_uniform_block(entry: Any) -> None:
+    width, height = 50, 30
+    rng = _rng()
+    image, weights = rng.random((height, width), dtype=np.float32), rng.random((3, 3), dtype=np.float32)
+    out = np.zeros_like(image)
+    with ac.open(entry.device_id) as dev:
+        blur = dev.kernel(DATA / "blur2d.comp")  # #include "blur_params.glsl"
+        blur(src=image, dst=out, filt=_blur_block(weights, width, height), global_size=(width, height))
+        tight = np.concatenate([weights.ravel(), np.array([width, height], np.uint32).view(np.float32)])
+        with raises_kind(ErrorKind.INVALID_ARGUMENT) as info:  # packed like a C struct: 44 bytes, not 152
+            blur(src=image, dst=out, filt=tight, global_size=(width, height))
+    padded = np.pad(image, 1, mode="edge")
+    expected = sum(padded[r : r + height, c : c + width] * weights[r, c] for r in range(3) for c in range(3))
+    np.testing.assert_allclose(out, expected, rtol=1e-5)
+    message = str(info.value)
+    assert "argument filt is a uniform block of 152 bytes" in message and "(stride 16)" in message
+    assert "width u32 at 144" in message and "given 44 bytes" in message
+
+
+@vulkan
+def test_a_glsl_include_error_names_the_header_and_line(entry: Any, tmp_path: Path) -> None:
+    (tmp_path / "helpers.glsl").write_text("float twice(float x) { return 2.0 * x }\n")
+    shader = tmp_path / "uses.comp"
+    shader.write_text('#version 450\n#include "helpers.glsl"\nlayout(local_size_x = 1) in;\nvoid main() {}\n')
+    escape = tmp_path / "sub" / "escape.comp"
+    escape.parent.mkdir()
+    escape.write_text('#version 450\n#include "../helpers.glsl"\nlayout(local_size_x = 1) in;\nvoid main() {}\n')
+    with ac.open(entry.device_id) as dev:
+        with raises_kind(ErrorKind.INVALID_ARGUMENT) as info:
+            dev.kernel(shader)
+        assert f"{tmp_path / 'helpers.glsl'}:1:" in str(info.value)
+        with raises_kind(ErrorKind.INVALID_ARGUMENT) as refused:
+            dev.kernel(escape)  # '..' leaving the shader's folder, as for OpenCL C
+        assert "#include refused" in str(refused.value) and "../helpers.glsl" in str(refused.value)
