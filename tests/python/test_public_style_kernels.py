@@ -5,6 +5,8 @@ on every device that can run them, each result checked against numpy. The source
 
 from __future__ import annotations
 
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -339,3 +341,32 @@ def test_a_glsl_include_error_names_the_header_and_line(entry: Any, tmp_path: Pa
         with raises_kind(ErrorKind.INVALID_ARGUMENT) as refused:
             dev.kernel(escape)  # '..' leaving the shader's folder, as for OpenCL C
         assert "#include refused" in str(refused.value) and "../helpers.glsl" in str(refused.value)
+
+
+@opencl
+def test_the_cli_runs_a_typedef_gemm_and_an_array_of_structs(entry: Any, tmp_path: Path) -> None:
+    rng = _rng()
+    a, b = rng.random((48, 32), dtype=np.float32), rng.random((32, 40), dtype=np.float32)
+    c = rng.random((48, 40), dtype=np.float32)
+    bodies = rng.random((64, 8), dtype=np.float32)
+    for name, array in (("a", a), ("b", b), ("c", c), ("bodies", bodies)):
+        np.save(tmp_path / f"{name}.npy", array)
+    lines = (
+        f"run {entry.device_id} {DATA / 'gemm_polybench.cl'} --bind a=a.npy --bind b=b.npy --bind c=c.npy "
+        "--arg alpha=1.5 --arg beta=0.5 --arg ni=48 --arg nj=40 --arg nk=32 --global 40,48 --out c=c2.npy",
+        f"run {entry.device_id} {DATA / 'nbody_struct.cl'} --bind bodies=bodies.npy --arg dt=0.5 --arg count=60 "
+        "--global 64 --out bodies=bodies2.npy",
+    )
+    for line in lines:
+        done = subprocess.run(
+            [sys.executable, "-m", "accel_cli", *line.split()],
+            cwd=tmp_path,
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
+        assert done.returncode == 0, done.stdout + done.stderr
+    np.testing.assert_allclose(np.load(tmp_path / "c2.npy"), 0.5 * c + 1.5 * (a @ b), rtol=1e-5)
+    moved = np.load(tmp_path / "bodies2.npy")
+    np.testing.assert_allclose(moved[:60, :3], bodies[:60, :3] + np.float32(0.5) * bodies[:60, 4:7], rtol=1e-6)
+    assert np.array_equal(moved[:60, 3:], bodies[:60, 3:]) and np.array_equal(moved[60:], bodies[60:])
