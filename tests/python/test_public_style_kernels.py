@@ -370,3 +370,25 @@ def test_the_cli_runs_a_typedef_gemm_and_an_array_of_structs(entry: Any, tmp_pat
     moved = np.load(tmp_path / "bodies2.npy")
     np.testing.assert_allclose(moved[:60, :3], bodies[:60, :3] + np.float32(0.5) * bodies[:60, 4:7], rtol=1e-6)
     assert np.array_equal(moved[:60, 3:], bodies[:60, 3:]) and np.array_equal(moved[60:], bodies[60:])
+
+
+@vulkan
+def test_the_cli_compiles_a_glsl_shader_with_an_include_next_to_it(entry: Any, tmp_path: Path) -> None:
+    """accel run of blur2d.comp (#include "blur_params.glsl") inlines the header as dev.kernel does."""
+    width, height = 20, 12
+    rng = _rng()
+    image, weights = rng.random((height, width), dtype=np.float32), rng.random((3, 3), dtype=np.float32)
+    np.save(tmp_path / "src.npy", image)
+    np.save(tmp_path / "dst.npy", np.zeros_like(image))
+    np.save(tmp_path / "filt.npy", _blur_block(weights, width, height))
+    line = (
+        f"run {entry.device_id} {DATA / 'blur2d.comp'} --bind src=src.npy --bind dst=dst.npy --bind filt=filt.npy "
+        f"--global {width},{height} --out dst=out.npy"
+    )
+    done = subprocess.run(
+        [sys.executable, "-m", "accel_cli", *line.split()], cwd=tmp_path, capture_output=True, text=True, timeout=120
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+    padded = np.pad(image, 1, mode="edge")
+    expected = sum(padded[r : r + height, c : c + width] * weights[r, c] for r in range(3) for c in range(3))
+    np.testing.assert_allclose(np.load(tmp_path / "out.npy"), expected, rtol=1e-5)

@@ -116,12 +116,12 @@ def compile_if_glsl(path: Path, data: bytes) -> bytes:
 
     A compile error or a missing compiler is an ArtifactError (exit 3) with the compiler's messages.
     """
-    from accelcore.glsl import compile_glsl, looks_like_glsl
+    from accelcore.glsl import compile_glsl, glsl_with_includes, looks_like_glsl
 
     if not looks_like_glsl(data):
         return data
     try:
-        return compile_glsl(data, name=path.name)
+        return compile_glsl(glsl_with_includes(path, data), name=path.name)
     except BackendError as exc:
         raise ArtifactError(f"{path}: {exc}", exc.kind.name) from None
 
