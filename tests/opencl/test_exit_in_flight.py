@@ -81,10 +81,19 @@ def test_exit_with_work_in_flight_repeatedly(entry: Any, how: str) -> None:
         check_clean_exit(run_child(entry, how=how))
 
 
+INTEL_PENDING_CALLBACK_AT_EXIT = (
+    "2026-12-01: the Intel CPU runtime aborts at exit ('libc++abi: Pure virtual function called!', "
+    "status 134, 16-21 s after exit began) when a CL_COMPLETE callback is still registered on a long "
+    "kernel that has not ended (3 of 3 runs; raw pyopencl without this provider does the same)"
+)
+
+
 @pytest.mark.slow
-def test_the_exit_wait_is_bounded_when_the_kernel_outlasts_it(entry: Any) -> None:
-    # 1,024 items x 2^24 steps per kernel: the watched kernel (half a window in) is still running
+def test_the_exit_wait_is_bounded_when_the_kernel_outlasts_it(entry: Any, request: pytest.FixtureRequest) -> None:
+    # 16,384 items x 2^24 steps per kernel: the watched kernel (half a window in) is still running
     # when a 0.5 s exit wait ends; the process still exits (status 0) and says what it left.
-    done = run_child(entry, count=40, items=1024, iterations=1 << 24, wait_s=0.5)
+    if entry.native.get("tag") == "intel":
+        request.applymarker(pytest.mark.xfail(reason=INTEL_PENDING_CALLBACK_AT_EXIT, strict=True))
+    done = run_child(entry, count=40, items=16384, iterations=1 << 24, wait_s=0.5)
     check_clean_exit(done)
     assert "completion callback(s) still armed after 0.5 s" in done.stderr, done.stderr[-2000:]
