@@ -51,6 +51,7 @@ __all__ = [
     "include_directives",
     "inline_includes",
     "option_include_dirs",
+    "read_regular_file",
     "source_with_includes",
 ]
 
@@ -226,7 +227,7 @@ def _within(path: str, folder: str) -> bool:
     return path == folder or path.startswith(folder.rstrip(os.sep) + os.sep)
 
 
-def _read_regular(path: str, most: int) -> bytes:
+def read_regular_file(path: str, most: int) -> bytes:
     """At most ``most`` bytes of ``path``; OSError unless it is a regular file (never blocks on a FIFO)."""
     fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_NOCTTY", 0))
     try:
@@ -296,7 +297,7 @@ class _Inliner:
         if len(self.texts) >= MAX_INCLUDED_FILES:
             raise _refuse(where, d.first, f"more than {MAX_INCLUDED_FILES} files", ErrorKind.RESOURCE_LIMIT)
         try:
-            raw = _read_regular(real, MAX_HEADER_BYTES + 1)
+            raw = read_regular_file(real, MAX_HEADER_BYTES + 1)
         except OSError as exc:
             raise _refuse(where, d.first, f"{d.written!r}: {real} cannot be read ({exc.strerror})") from None
         if len(raw) > MAX_HEADER_BYTES:

@@ -23,15 +23,13 @@ that make the compiler read, write or load other files (``-include``,
 
 from __future__ import annotations
 
-import errno
 import hashlib
 import os
 import re
-import stat
 from dataclasses import dataclass
 
 from accelcore import BackendError, ErrorKind
-from accelcore.opencl_includes import include_directives
+from accelcore.opencl_includes import include_directives, read_regular_file
 
 __all__ = [
     "INCLUDE_ROOTS_ENV",
@@ -126,21 +124,6 @@ def include_roots() -> tuple[str, ...]:
     return tuple(os.path.realpath(part) for part in value.split(os.pathsep) if part.strip())
 
 
-def _read_regular(path: str, most: int) -> bytes:
-    """At most ``most`` bytes of ``path``; OSError unless it is a regular file (never blocks on a FIFO)."""
-    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_NOCTTY", 0))
-    try:
-        if not stat.S_ISREG(os.fstat(fd).st_mode):
-            raise OSError(errno.EINVAL, "not a regular file")
-        chunks: list[bytes] = []
-        while most > 0 and (chunk := os.read(fd, min(most, 1 << 20))):
-            chunks.append(chunk)
-            most -= len(chunk)
-        return b"".join(chunks)
-    finally:
-        os.close(fd)
-
-
 def _include_folders(options: BuildOptions) -> list[str]:
     """The real paths of the ``-I`` folders; INVALID_ARGUMENT unless each lies inside an include root."""
     roots = include_roots()
@@ -228,7 +211,7 @@ def check_includes(source: str, options: BuildOptions) -> bytes:
                     continue
                 seen.add(real)
                 try:
-                    raw = _read_regular(real, MAX_INCLUDED_BYTES + 1 - total)
+                    raw = read_regular_file(real, MAX_INCLUDED_BYTES + 1 - total)
                 except OSError as exc:
                     raise _refuse_include(where, line, f"{written!r}: {real} cannot be read ({exc.strerror})") from None
                 total += len(raw)
