@@ -503,20 +503,8 @@ class QueueGates:
                 gate = self._user_event(self._context)
             with program.lock:
                 kernel = program.kernel
-                bound = program.bound
                 call = "clSetKernelArg"
-                for index, value in submission.arguments:
-                    if bound.get(index) is not value:
-                        bound.pop(index, None)
-                        kernel.set_arg(index, value)
-                        bound[index] = value
-                count = submission.count_argument
-                if count is not None:
-                    index, elements = count
-                    if bound.get(index) != elements:
-                        bound.pop(index, None)
-                        kernel.set_arg(index, np.uint32(elements))
-                        bound[index] = elements
+                _set_arguments(kernel, program.bound, submission)
                 call = "clEnqueueNDRangeKernel"
                 event = self._enqueue_kernel(
                     self._native_queue,
@@ -554,19 +542,7 @@ class QueueGates:
         try:
             with program.lock:
                 kernel = program.kernel
-                bound = program.bound
-                for index, value in submission.arguments:
-                    if bound.get(index) is not value:
-                        bound.pop(index, None)
-                        kernel.set_arg(index, value)
-                        bound[index] = value
-                count = submission.count_argument
-                if count is not None:
-                    index, elements = count
-                    if bound.get(index) != elements:
-                        bound.pop(index, None)
-                        kernel.set_arg(index, np.uint32(elements))
-                        bound[index] = elements
+                _set_arguments(kernel, program.bound, submission)
                 call = "clEnqueueNDRangeKernel"
                 event = self._enqueue_kernel(self._native_queue, kernel, submission.global_size, submission.local_size)
         except self._errors as exc:
@@ -741,6 +717,24 @@ class QueueGates:
 
 def _deadline_state() -> EventState:
     return EventState.failed(BackendError(ErrorKind.DEADLINE_EXPIRED, _DEADLINE_MESSAGE))
+
+
+def _set_arguments(kernel: Any, bound: dict[int, Any], submission: Submission) -> None:
+    """Set the submission's kernel arguments that differ from what ``kernel`` holds (``bound``: index → the
+    value last set; an entry is dropped before its clSetKernelArg so a failed call leaves it unknown).
+    Called with the program's lock held."""
+    for index, value in submission.arguments:
+        if bound.get(index) is not value:
+            bound.pop(index, None)
+            kernel.set_arg(index, value)
+            bound[index] = value
+    count = submission.count_argument
+    if count is not None:
+        index, elements = count
+        if bound.get(index) != elements:
+            bound.pop(index, None)
+            kernel.set_arg(index, np.uint32(elements))
+            bound[index] = elements
 
 
 def _enqueue_what(call: str, entry_point: str) -> str:
