@@ -27,6 +27,7 @@ it without a transfer. Resources are released child before parent on
 
 from __future__ import annotations
 
+import functools
 import math
 import operator
 import os
@@ -42,7 +43,7 @@ import numpy as np
 import numpy.typing as npt
 
 from .arguments import describe, spirv_value_type
-from .buffers import BufferDesc
+from .buffers import BufferDesc, BufferRange
 from .engine import CommandEngine, EngineState, ResourcePolicy
 from .environment import DEVICE_ENV, apply_defaults
 from .errors import BackendError, ErrorKind, SubmitIndeterminate, SubmitRejected
@@ -85,6 +86,30 @@ _ALIGNMENT = 64
 _PROGRAMS_PER_KERNEL = 8
 _PACKAGES_PER_KERNEL = 64
 _RESIDENT_BYTES = 64 << 20
+_GUARD_MIN = 4096
+"""The smallest guard tail (redzone) of a temporary buffer; larger arrays get an eighth of their bytes."""
+
+
+def guard_bytes(nbytes: int, max_buffer_bytes: int) -> int:
+    """The guard tail of a temporary buffer of ``nbytes``: max(4 KiB, nbytes / 8), rounded up to the
+    alignment, less where the whole allocation would pass ``max_buffer_bytes`` (0 when nothing fits)."""
+    guard = -(-max(_GUARD_MIN, nbytes // 8) // _ALIGNMENT) * _ALIGNMENT
+    room = (max_buffer_bytes - nbytes) // _ALIGNMENT * _ALIGNMENT
+    return max(0, min(guard, room))
+
+
+@functools.lru_cache(maxsize=64)
+def _pattern_bytes(nbytes: int) -> bytes:
+    return guard_pattern(nbytes).tobytes()
+
+
+@functools.lru_cache(maxsize=64)
+def guard_pattern(nbytes: int) -> npt.NDArray[np.uint8]:
+    """The known bytes a guard tail of ``nbytes`` holds (fixed pseudo-random, so neither zeros, small
+    integers nor common floats repeat it); read-only."""
+    pattern = np.random.default_rng(0x5EED_C0DE).integers(0, 256, nbytes, dtype=np.uint8)
+    pattern.flags.writeable = False
+    return pattern
 
 
 def _invalid(message: str) -> BackendError:
@@ -224,7 +249,7 @@ class Device:
         )
         self.resident_bytes = resident_bytes
         self.pool = TemporaryPool(resident_bytes if pool_bytes is None else pool_bytes)
-        self._specs: dict[tuple[int, int, AccessMode], tuple[int, int, None, AccessMode]] = {}
+        self._specs: dict[tuple[int, int, AccessMode], tuple[int, int, BufferRange | None, AccessMode]] = {}
         """The engine binding spec of each (slot, buffer ID, access) a run bound lately: the same (immutable)
         tuple object every time, so the engine's per-program memo of the last binding list applies (at most
         ``_SPECS_KEPT``; cleared when full; a spec naming a freed buffer is refused by the engine as stale)."""
@@ -296,21 +321,39 @@ class Device:
         usage = BufferUsage.for_access(access) | BufferUsage.TRANSFER_SOURCE | BufferUsage.TRANSFER_DESTINATION
         return self.engine.allocate_buffer(self.context, BufferDesc(nbytes, _ALIGNMENT, self.domain, usage))
 
+    def guard_bytes(self, nbytes: int) -> int:
+        """The guard tail (redzone) a temporary buffer for a host array of ``nbytes`` gets (:func:`guard_bytes`)."""
+        return guard_bytes(nbytes, self.engine.info.limits.max_buffer_bytes)
+
+    def _allocate_guarded(self, nbytes: int, guard: int, access: AccessMode) -> int:
+        """A buffer of ``nbytes`` followed by ``guard`` bytes of :func:`guard_pattern`."""
+        buffer = self._allocate(nbytes + guard, access)
+        if guard:
+            try:
+                self.engine.write_buffer(buffer, nbytes, MemorySource(guard_pattern(guard).data))
+            except BaseException:
+                self.engine.free_buffer(buffer)
+                raise
+        return buffer
+
     def _take_temporary(self, nbytes: int, access: AccessMode) -> tuple[int, tuple[int, int, int]]:
         """A buffer for one call on a host array and its pool key: an idle one of the same size, access
         and domain from the pool, else a new one (when the allocation hits a limit, the idle ones are
-        freed first)."""
+        freed first). Its first ``nbytes`` are the array's; a guard tail of :meth:`guard_bytes` holding
+        :func:`guard_pattern` follows them (a pooled buffer's guard is intact: a run gives back only
+        buffers whose guard it read back unchanged)."""
         key = (nbytes, int(access), int(self.domain))
         found = self.pool.take(key)
         if found is not None:
             return found, key
+        guard = self.guard_bytes(nbytes)
         try:
-            return self._allocate(nbytes, access), key
+            return self._allocate_guarded(nbytes, guard, access), key
         except BackendError as exc:
             if exc.kind is not ErrorKind.RESOURCE_LIMIT or not self.pool.idle_bytes:
                 raise
         self._free_all(self.pool.clear())
-        return self._allocate(nbytes, access), key
+        return self._allocate_guarded(nbytes, guard, access), key
 
     def _give_temporary(self, key: tuple[int, int, int], buffer: int) -> None:
         """Back into the pool under the key it was taken with (its event destroyed: no event references
@@ -1032,6 +1075,9 @@ class Progress:
 
 _WRITING = frozenset(mode for mode in AccessMode if mode & AccessMode.WRITE)
 _SPECS_KEPT = 256
+_STAGED_READ_BYTES = 256 << 10
+"""Arrays up to this size are read back together with their guard tail (one transfer, then a host copy);
+larger ones are read straight into the caller's array and their guard alone."""
 
 
 class Run:
@@ -1057,6 +1103,12 @@ class Run:
         self.progress = progress if progress is not None else Progress()
         self._temporary: list[tuple[int, tuple[int, int, int]]] = []
         """(buffer, pool key) of each temporary buffer (see :class:`TemporaryPool`)."""
+        self._guards: list[tuple[str, int, int, int, bool]] = []
+        """(argument name, buffer, array bytes, guard bytes, read back) of each temporary buffer the kernel may
+        write that has a guard tail: checked after a Complete run."""
+        self._broken: set[int] = set()
+        """Temporary buffers whose guard a kernel overwrote: freed, never given back to the pool."""
+        self._overrun: BackendError | None = None
         self._readback: list[tuple[int, npt.NDArray[Any]]] = []
         self._results: list[npt.NDArray[Any] | DeviceArray] = []
         self.outputs: dict[str, npt.NDArray[Any] | DeviceArray] = {}
@@ -1069,20 +1121,29 @@ class Run:
             self.progress.phase = "allocate"
             started = time.perf_counter()
             buffers: list[int] = []
+            ranges: list[BufferRange | None] = []
             for bound in plan:
                 if isinstance(bound.value, DeviceArray):
                     if bound.value.device is not device:
                         raise _invalid(f"argument {bound.name} lives on {bound.value.device.id}, not {device.id}")
                     buffers.append(bound.value.buffer)
+                    ranges.append(None)  # the user's own allocation: bound whole, no guard
                 else:
-                    buffer, key = device._take_temporary(bound.value.nbytes, bound.access)
+                    nbytes = bound.value.nbytes
+                    buffer, key = device._take_temporary(nbytes, bound.access)
                     self._temporary.append((buffer, key))
                     buffers.append(buffer)
+                    # Only the array's bytes are bound (at offset 0): the guard tail follows them in the
+                    # same allocation, where a kernel writing past the end of the argument lands.
+                    guard = device.guard_bytes(nbytes)
+                    ranges.append(BufferRange(0, nbytes) if guard else None)
+                    if guard and bound.access in _WRITING:
+                        self._guards.append((bound.name, buffer, nbytes, guard, bound.readback))
             timings["allocate_s"] = time.perf_counter() - started
             self.progress.phase = "write"
             started = time.perf_counter()
             specs = device._specs
-            for bound, buffer in zip(plan, buffers, strict=True):
+            for bound, buffer, rng in zip(plan, buffers, ranges, strict=True):
                 writes = bound.access in _WRITING
                 if isinstance(bound.value, np.ndarray):
                     # Write-only buffers are uploaded too: elements the kernel leaves alone come back as
@@ -1098,7 +1159,7 @@ class Run:
                 if spec is None:
                     if len(specs) >= _SPECS_KEPT:
                         specs.clear()
-                    spec = specs[spec_key] = (bound.slot, buffer, None, bound.access)
+                    spec = specs[spec_key] = (bound.slot, buffer, rng, bound.access)
                 bindings.append(spec)
             timings["transfer_in_s"] = time.perf_counter() - started
             if isinstance(timeout, Timeout):
@@ -1132,7 +1193,7 @@ class Run:
         temporary, self._temporary = self._temporary, []
         for position, (buffer, key) in enumerate(temporary):
             try:
-                if reuse:
+                if reuse and buffer not in self._broken:
                     self.device._give_temporary(key, buffer)
                 else:
                     self._engine.free_buffer(buffer)
@@ -1140,6 +1201,43 @@ class Run:
                 # What is left (a refused free keeps its buffer) stays for a later release or the reset.
                 self._temporary = temporary[position + 1 if reuse else position :]
                 raise
+
+    def _check_guards(self, staged: dict[int, npt.NDArray[np.uint8]]) -> BackendError | None:
+        """Read back the guard tail of every temporary buffer the kernel may write and compare it with
+        :func:`guard_pattern`; the error naming each argument whose guard changed, or None.
+
+        A buffer to be read back of at most ``_STAGED_READ_BYTES`` is read whole with its guard, in one
+        transfer, into a scratch array left in ``staged`` (by buffer) for the caller's copy; any other
+        buffer's guard is read alone (one small read)."""
+        problems = []
+        for name, buffer, nbytes, guard, readback in self._guards:
+            self._broken.add(buffer)  # until its guard is read back unchanged
+            if readback and nbytes <= _STAGED_READ_BYTES:
+                whole = np.empty(nbytes + guard, dtype=np.uint8)
+                self._engine.read_buffer_into(buffer, 0, whole.data)
+                staged[buffer] = whole
+                seen = whole[nbytes:]
+            else:
+                seen = np.empty(guard, dtype=np.uint8)
+                self._engine.read_buffer_into(buffer, nbytes, seen.data)
+            pattern = guard_pattern(guard)
+            if seen.tobytes() == _pattern_bytes(guard):
+                self._broken.discard(buffer)
+            else:
+                changed = seen != pattern
+                last = int(np.flatnonzero(changed)[-1]) + 1
+                problems.append(
+                    f"argument {name} ({nbytes} bytes given; {int(changed.sum())} bytes beyond it changed, "
+                    f"up to {last} bytes past its end)"
+                )
+        if not problems:
+            return None
+        who = self.label if self.label.startswith("the ") else f"kernel {self.label}"
+        return BackendError(
+            ErrorKind.OUT_OF_BOUNDS,
+            f"{who} wrote past the end of " + "; ".join(problems) + "; the results are not returned "
+            "(give arrays as long as the kernel writes, or guard its index)",
+        )
 
     def done(self) -> bool:
         """Whether the run has ended (Complete, Failed or Cancelled)."""
@@ -1155,7 +1253,14 @@ class Run:
 
     def state(self, timeout: float | None = None) -> EventState:
         """Wait for the end (``timeout`` bounds the host's wait: DEADLINE_EXPIRED if it is still pending);
-        after a Complete run, read back what the kernel wrote into the caller's arrays. Returns the state."""
+        after a Complete run, check every temporary buffer's guard tail and read back what the kernel wrote
+        into the caller's arrays. Returns the state.
+
+        A kernel that wrote past the end of a host array (into its guard tail: up to :meth:`Device.guard_bytes`
+        beyond it) raises ``BackendError(OUT_OF_BOUNDS)`` naming the argument, here and on every later call;
+        nothing is read back into any of the caller's arrays, and the overwritten buffers are freed."""
+        if self._overrun is not None:
+            raise self._overrun
         if self._state is None:
             state = self._engine.wait(self.event, timeout)
             self._state = state
@@ -1167,8 +1272,16 @@ class Run:
                 if state.status is EventStatus.COMPLETE:
                     progress.phase = "read"
                     started = time.perf_counter()
+                    staged: dict[int, npt.NDArray[np.uint8]] = {}
+                    self._overrun = self._check_guards(staged)
+                    if self._overrun is not None:
+                        raise self._overrun
                     for buffer, array in self._readback:
-                        self._engine.read_buffer_into(buffer, 0, _bytes_view(array))
+                        whole = staged.get(buffer)
+                        if whole is None:
+                            self._engine.read_buffer_into(buffer, 0, _bytes_view(array))
+                        else:
+                            _bytes_view(array)[:] = whole.data[: array.nbytes]
                     progress.timings["transfer_out_s"] = time.perf_counter() - started
                 progress.phase = "done"
             finally:
