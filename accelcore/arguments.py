@@ -16,13 +16,17 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
+import numpy as np
+
 from .errors import BackendError, ErrorKind
+from .opencl_signature import AggregateMember
 from .spirv import SpirvType, StructMember
 from .values import ScalarType, ValueType, encode_value, parse_typed_text, parse_value_text
 
 __all__ = [
     "ArgumentKey",
     "TypedValue",
+    "encode_aggregate",
     "encode_for",
     "lookup",
     "spirv_value_type",
@@ -99,6 +103,141 @@ def encode_for(
 
 def _show(value: object) -> str:
     return value if isinstance(value, str) else repr(value)
+
+
+# --------------------------------------------------------------------------- by-value structs (OpenCL)
+
+
+def _given_words(given: object) -> str:
+    if isinstance(given, np.ndarray | np.generic):
+        return f"a numpy {type(given).__name__} of dtype {given.dtype} ({given.dtype.itemsize} bytes)"
+    if isinstance(given, bytes | bytearray | memoryview):
+        return f"{type(given).__name__} of {memoryview(given).nbytes} bytes"
+    shown = repr(given)
+    return f"{type(given).__name__} {shown[:80] + '...' if len(shown) > 80 else shown}"
+
+
+def encode_aggregate(
+    given: object,
+    what: str,
+    *,
+    declaration: str,
+    struct_name: str,
+    size: int | None,
+    members: Sequence[AggregateMember] = (),
+) -> bytes:
+    """The bytes of a by-value struct/union argument in its OpenCL C layout (``size`` bytes).
+
+    ``given`` is ``bytes``/``bytearray``/``memoryview`` of exactly ``size`` bytes; a numpy structured
+    scalar (``np.void``) or 0-d structured array of itemsize ``size`` whose fields are the declared
+    members at the declared offsets and dtypes; or a dict member name → value, each encoded strictly
+    from the member's type (every member of a struct; exactly one of a union), padding zero. Anything
+    else, a size the source does not let us compute, or a mismatch → INVALID_ARGUMENT naming
+    ``what``, the declaration (struct name and size) and what was given.
+    """
+    shown = f"{struct_name}, {size} bytes" if size is not None else struct_name
+    described = f"{what} ({declaration}; struct {shown})"
+    if size is None:
+        raise _invalid(
+            f"{described}: accelcore cannot compute this struct's OpenCL C layout (a member that is not a "
+            "scalar, vector or array of one), so no value can be checked; pass its members as separate arguments "
+            "or the struct in a __constant buffer"
+        )
+    layout = ", ".join(m.text for m in members)
+    if isinstance(given, bytes | bytearray | memoryview):
+        view = memoryview(given)
+        if view.nbytes != size:
+            raise _invalid(f"{described} takes exactly {size} bytes but was given {_given_words(given)}")
+        return view.tobytes()
+    if isinstance(given, np.void) or (isinstance(given, np.ndarray) and given.dtype.fields is not None):
+        return _structured_bytes(given, described, size, members)
+    if isinstance(given, Mapping):
+        return _aggregate_member_bytes(given, what, described, size, members, layout)
+    raise _invalid(
+        f"{described} was given {_given_words(given)}; pass a dict of its members ({layout}), a numpy structured "
+        f"scalar with those fields, or exactly {size} bytes"
+    )
+
+
+def _structured_bytes(given: object, described: str, size: int, members: Sequence[AggregateMember]) -> bytes:
+    assert isinstance(given, np.void | np.ndarray)
+    dtype = given.dtype
+    if isinstance(given, np.ndarray) and given.shape != ():
+        raise _invalid(f"{described} is one struct but was given a structured array of shape {given.shape}")
+    if dtype.itemsize != size:
+        raise _invalid(f"{described} takes {size} bytes but was given {_given_words(given)}")
+    fields = dtype.fields or {}
+    declared_names = {m.name for m in members}
+    for name in fields:
+        if name not in declared_names:
+            raise _invalid(
+                f"{described} has no member {name!r} (the given dtype's field; it declares: "
+                f"{', '.join(m.text for m in members)})"
+            )
+    for member in members:
+        if member.name not in fields:
+            raise _invalid(
+                f"{described}: member {member.text} has no field in the given dtype (fields: {', '.join(fields)})"
+            )
+        field_dtype, offset = fields[member.name][0], fields[member.name][1]
+        base = field_dtype.base
+        elements = int(np.prod(field_dtype.shape)) if field_dtype.shape else 1
+        lanes = member.value_type.lanes
+        counts = {lanes * member.count} | ({4 * member.count} if lanes == 3 else set())
+        expected = member.value_type.scalar.numpy_dtype
+        if offset != member.offset or base != expected or elements not in counts:
+            raise _invalid(
+                f"{described}: member {member.text} ({expected} x {lanes * member.count}) but the given dtype has "
+                f"field {member.name!r} of {base} x {elements} at offset {offset}"
+            )
+    data = given.tobytes()
+    assert len(data) == size
+    return data
+
+
+def _aggregate_member_bytes(
+    given: Mapping[object, object],
+    what: str,
+    described: str,
+    size: int,
+    members: Sequence[AggregateMember],
+    layout: str,
+) -> bytes:
+    by_name = {m.name: m for m in members}
+    union = len(members) > 1 and len({m.offset for m in members}) < len(members)
+    for key in given:
+        if key not in by_name:
+            raise _invalid(f"{described} has no member {key!r} (it declares: {layout})")
+    missing = [m.text for m in members if m.name not in given]
+    if union and len(given) != 1:
+        raise _invalid(f"{described} is a union: give exactly one of its members ({layout}), not {len(given)}")
+    if not union and missing:
+        raise _invalid(f"{described}: member(s) {'; '.join(missing)} have no value (every member needs one)")
+    out = bytearray(size)
+    for name, value in given.items():
+        member = by_name[str(name)]
+        member_what = f"{what}.{member.name}"
+        declaration = f"{member.text} of {described}"
+        if member.count == 1:
+            parts = [value]
+        elif isinstance(value, str):
+            parts = [v.strip() for v in value.split(";")] if ";" in value else [value]
+        elif isinstance(value, np.ndarray) and value.ndim >= 1:
+            parts = list(value)
+        elif isinstance(value, Sequence):
+            parts = list(value)
+        else:
+            parts = [value]
+        if len(parts) != member.count:
+            raise _invalid(
+                f"{member_what} ({declaration}) is an array of {member.count} but was given {len(parts)} value(s)"
+            )
+        step = member.value_type.size
+        for number, part in enumerate(parts):
+            _vtype, data = encode_for(member.value_type, part, member_what, declaration=declaration)
+            start = member.offset + number * step
+            out[start : start + len(data)] = data
+    return bytes(out)
 
 
 # --------------------------------------------------------------------------- SPIR-V layouts

@@ -133,6 +133,8 @@ def _exact(value: object) -> Hashable:
         return (type(value), value)
     if isinstance(value, float):
         return (float, struct.pack("<d", value))
+    if isinstance(value, np.void):  # a struct: a view whose dtype.str ('|V48') hides its fields; packed afresh
+        raise TypeError("numpy.void")
     if isinstance(value, np.generic):
         return (value.dtype.str, value.tobytes())
     if isinstance(value, LocalMemory):
@@ -864,7 +866,7 @@ class Kernel:
         made = self._packed_by_key(others, global_size, groups)
         values = tuple(others.values())
         if (
-            all(type(v) in _IMMUTABLE or isinstance(v, np.generic) for v in values)
+            all(type(v) in _IMMUTABLE or (isinstance(v, np.generic) and not isinstance(v, np.void)) for v in values)
             and (
                 global_size is None
                 or type(global_size) is int

@@ -22,7 +22,24 @@ from dataclasses import dataclass
 
 from .values import OPENCL_NAMES, ScalarType, ValueType
 
-__all__ = ["OpenCLKernel", "OpenCLParameter", "build_option_macros", "opencl_kernels"]
+__all__ = ["AggregateMember", "OpenCLKernel", "OpenCLParameter", "build_option_macros", "opencl_kernels"]
+
+
+@dataclass(frozen=True, slots=True)
+class AggregateMember:
+    """One member of a struct/union laid out by OpenCL C rules: ``float4 bias`` at ``offset`` (``count`` for
+    an array member ``int k[3]``, 1 otherwise)."""
+
+    name: str
+    value_type: ValueType
+    offset: int
+    count: int = 1
+
+    @property
+    def text(self) -> str:
+        """``float4 bias at 16`` / ``int k[3] at 8``: how messages name the member."""
+        array = f"[{self.count}]" if self.count != 1 else ""
+        return f"{self.value_type.opencl_name} {self.name}{array} at offset {self.offset}"
 
 
 @dataclass(frozen=True, slots=True)
@@ -36,7 +53,8 @@ class OpenCLParameter:
     ``aggregate``: the type is a struct or union (``struct S``, or a name the source
     typedefs to one); ``aggregate_bytes`` its OpenCL C size where every member is a
     scalar/vector (or an array of one) this parser knows, and ``aggregate_scalar`` the
-    one scalar type of all its members (None when they differ).
+    one scalar type of all its members (None when they differ); ``aggregate_members`` the members with
+    their offsets (empty when the size is unknown).
     """
 
     index: int
@@ -49,6 +67,7 @@ class OpenCLParameter:
     aggregate: bool = False
     aggregate_bytes: int | None = None
     aggregate_scalar: ValueType | None = None
+    aggregate_members: tuple[AggregateMember, ...] = ()
 
     @property
     def is_buffer(self) -> bool:
@@ -104,6 +123,7 @@ _MEMBER = re.compile(r"^(.*?)\b([A-Za-z_]\w*)[ \t]*(?:\[[ \t]*(\d+)[ \t]*\])?$")
 class _Aggregate:
     size: int | None
     scalar: ValueType | None
+    members: tuple[AggregateMember, ...] = ()
 
 
 def _layout(kind: str, body: str, macros: dict[str, str]) -> _Aggregate:
@@ -111,6 +131,7 @@ def _layout(kind: str, body: str, macros: dict[str, str]) -> _Aggregate:
     vectors as 4); size None when a member is anything else (a nested struct, a pointer, an attribute)."""
     offset = align = 0
     scalars: set[ScalarType] = set()
+    members: list[AggregateMember] = []
     if "__attribute__" in body or "#" in body:
         return _Aggregate(None, None)
     for declaration in (d.strip() for d in _substitute(body, macros).split(";")):
@@ -128,6 +149,7 @@ def _layout(kind: str, body: str, macros: dict[str, str]) -> _Aggregate:
         if count < 1:
             return _Aggregate(None, None)
         offset += -offset % vtype.size
+        members.append(AggregateMember(found.group(2), vtype, 0 if kind == "union" else offset, count))
         size = vtype.size * count
         offset = max(offset, size) if kind == "union" else offset + size
         align = max(align, vtype.size)
@@ -135,7 +157,7 @@ def _layout(kind: str, body: str, macros: dict[str, str]) -> _Aggregate:
     if align == 0:
         return _Aggregate(None, None)
     scalar = scalars.pop() if len(scalars) == 1 else None
-    return _Aggregate(offset + (-offset % align), None if scalar is None else ValueType(scalar))
+    return _Aggregate(offset + (-offset % align), None if scalar is None else ValueType(scalar), tuple(members))
 
 
 _QUALIFIERS = {"const", "volatile", "restrict", "__restrict", "__restrict__", "__read_only", "__write_only"}
@@ -246,6 +268,7 @@ def _parameter(
         aggregate is not None or "struct" in type_words or "union" in type_words,
         None if aggregate is None else aggregate.size,
         None if aggregate is None else aggregate.scalar,
+        () if aggregate is None else aggregate.members,
     )
 
 

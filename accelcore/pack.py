@@ -9,8 +9,11 @@ a mismatch, an unknown name or a declared argument left without a value is
 INVALID_ARGUMENT naming it (specialization constants may keep the module's
 default). What the module cannot say (the dispatch rule; everything for a
 device binary) must be passed; a missing option raises INVALID_ARGUMENT
-naming the keyword. Modules using what a package cannot express (images,
-samplers, struct-typed by-value arguments) raise UNSUPPORTED. The returned
+naming the keyword. A by-value OpenCL struct/union is recorded as its raw bytes in the
+OpenCL C layout the source declares (:func:`accelcore.arguments.encode_aggregate`: bytes of
+the exact size, a numpy structured scalar with matching fields and offsets, or a dict of
+members); one whose layout the source does not let us compute is INVALID_ARGUMENT. Modules
+using what a package cannot express (images, samplers) raise UNSUPPORTED. The returned
 package has passed :func:`accelcore.package_codec.validate_package`.
 The module bytes are copied once into the package.
 """
@@ -22,12 +25,22 @@ import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-from .arguments import ArgumentKey, TypedValue, describe, encode_for, lookup, spirv_value_type, struct_bytes
+from .arguments import (
+    ArgumentKey,
+    TypedValue,
+    describe,
+    encode_aggregate,
+    encode_for,
+    lookup,
+    spirv_value_type,
+    struct_bytes,
+)
 from .errors import BackendError, ErrorKind
 from .flags import AccessMode
-from .opencl_signature import OpenCLKernel, OpenCLParameter, opencl_kernels
+from .opencl_signature import AggregateMember, OpenCLKernel, OpenCLParameter, opencl_kernels
 from .package import (
     ANY_LOCAL_SIZE,
+    MAX_AGGREGATE_BYTES,
     NO_COUNT_ARGUMENT,
     Coverage,
     DescriptorType,
@@ -187,7 +200,10 @@ class _Param:
     sign_agnostic: bool = False
     """OpenCL SPIR-V integers carry no signedness: ``int`` and ``uint`` of one width look the same."""
     aggregate: bool = False
-    """A struct or union (by the source's words): a by-value one has no encoding here."""
+    """A struct or union (by the source's words), passed by value as its bytes (:func:`encode_aggregate`)."""
+    aggregate_bytes: int | None = None
+    aggregate_members: tuple[AggregateMember, ...] = ()
+    type_text: str = ""
 
 
 _SIGN_TWIN = {
@@ -204,11 +220,6 @@ _OPAQUE = re.compile(r"\b(?:image[123]d\w*_t|sampler_t|queue_t|clk_event_t|event
 def _encode_param(param: _Param, given: object, what: str, declaration: str) -> tuple[ValueType, bytes]:
     """``encode_for`` with the declaration; a sign-agnostic integer takes either signedness of its width."""
     declared = param.value_type
-    if declared is None and param.aggregate and not isinstance(given, (TypedValue, str)):
-        raise _unsupported(
-            f"{what} ({declaration}) is a struct or union passed by value, which accelcore cannot encode yet; "
-            "pass its members as separate arguments or the struct in a __constant buffer"
-        )
     if param.sign_agnostic and declared is not None and declared.scalar in _SIGN_TWIN:
         signed = ValueType(_SIGN_TWIN[declared.scalar], declared.lanes)
         explicit = given.value_type if isinstance(given, TypedValue) else None
@@ -236,6 +247,9 @@ def _source_params(kernel: OpenCLKernel) -> list[_Param]:
             p.value_type,
             p.label,
             aggregate=p.aggregate,
+            aggregate_bytes=p.aggregate_bytes,
+            aggregate_members=p.aggregate_members,
+            type_text=p.type_text,
         )
         for p in kernel.parameters
     ]
@@ -335,6 +349,22 @@ def _opencl(
                 raise _invalid(f"{param.label} is by value and has no value; pass arguments={{...: VALUE}}{hint}")
             what = f"argument {param.name or param.index}"
             declaration = param.label.split("(", 1)[1].rstrip(")") if "(" in param.label else ""
+            if param.value_type is None and param.aggregate:
+                data = encode_aggregate(
+                    values[param.index],
+                    what,
+                    declaration=declaration,
+                    struct_name=param.type_text,
+                    size=param.aggregate_bytes,
+                    members=param.aggregate_members,
+                )
+                if len(data) > MAX_AGGREGATE_BYTES:
+                    raise _unsupported(
+                        f"{param.label} is a {len(data)}-byte struct; packages carry by-value structs of at most "
+                        f"{MAX_AGGREGATE_BYTES} bytes (OpenCL devices take at least 1024 bytes of arguments in all)"
+                    )
+                records.append(KernelArgument.aggregate(param.index, data))
+                continue
             vtype, data = _encode_param(param, values[param.index], what, declaration)
             records.append(KernelArgument.value(param.index, vtype, data))
     buffers = [p for p in params if p.space in ("global", "constant")]

@@ -21,6 +21,7 @@ from .values import ScalarType, ValueType
 
 __all__ = [
     "ANY_LOCAL_SIZE",
+    "MAX_AGGREGATE_BYTES",
     "NO_COUNT_ARGUMENT",
     "ArgumentKind",
     "Coverage",
@@ -45,6 +46,9 @@ __all__ = [
 NO_COUNT_ARGUMENT = 0xFFFFFFFF
 """``Dispatch.count_argument`` value meaning: the kernel takes no element count."""
 ANY_LOCAL_SIZE = (0, 0, 0)
+MAX_AGGREGATE_BYTES = 4096
+"""The largest by-value struct/union a package records (OpenCL guarantees CL_DEVICE_MAX_PARAMETER_SIZE >= 1024
+for all arguments together; the device's own limit is checked at load)."""
 """``KernelPackage.local_size`` of an OpenCL package that lets the driver choose (``local_work_size`` NULL)."""
 
 
@@ -156,8 +160,9 @@ class ArgumentKind(enum.IntEnum):
 class KernelArgument:
     """A by-value or ``__local`` OpenCL kernel argument recorded in the package.
 
-    Build with :meth:`value` (typed, checked) or :meth:`local`. ``data`` is
-    exactly ``value_type.size`` bytes for VALUE and empty for LOCAL.
+    Build with :meth:`value` (typed, checked), :meth:`aggregate` or :meth:`local`. ``data`` is
+    exactly ``value_type.size`` bytes for a typed VALUE, 1..:data:`MAX_AGGREGATE_BYTES` raw bytes
+    (``value_type`` None) for a by-value struct/union in its OpenCL C layout, and empty for LOCAL.
     """
 
     index: int
@@ -169,6 +174,15 @@ class KernelArgument:
     @classmethod
     def value(cls, index: int, value_type: ValueType, data: bytes) -> KernelArgument:
         return cls(index, ArgumentKind.VALUE, value_type, bytes(data))
+
+    @classmethod
+    def aggregate(cls, index: int, data: bytes) -> KernelArgument:
+        """A by-value struct or union: its bytes as the kernel lays them out (members, padding)."""
+        return cls(index, ArgumentKind.VALUE, None, bytes(data))
+
+    @property
+    def is_aggregate(self) -> bool:
+        return self.kind is ArgumentKind.VALUE and self.value_type is None
 
     @classmethod
     def local(cls, index: int, local_bytes: int) -> KernelArgument:

@@ -21,6 +21,7 @@ from .errors import BackendError, ErrorKind
 from .flags import AccessMode
 from .package import (
     ANY_LOCAL_SIZE,
+    MAX_AGGREGATE_BYTES,
     NO_COUNT_ARGUMENT,
     ArgumentKind,
     Coverage,
@@ -260,7 +261,16 @@ def _check_arguments(
             raise _malformed(f"argument {index} is both a buffer binding and a {argument.kind.name.lower()} argument")
         if index == count_argument:
             raise _malformed(f"argument {index} is the count argument; the dispatch sets its value")
-        if argument.kind is ArgumentKind.VALUE:
+        if argument.kind is ArgumentKind.VALUE and argument.value_type is None:
+            if not isinstance(argument.data, bytes) or not 1 <= len(argument.data) <= MAX_AGGREGATE_BYTES:
+                size = len(argument.data) if isinstance(argument.data, bytes) else repr(argument.data)
+                raise _malformed(
+                    f"struct argument {index} holds {size} bytes; a by-value struct or union is "
+                    f"1..{MAX_AGGREGATE_BYTES} bytes"
+                )
+            if argument.local_bytes:
+                raise _malformed(f"value argument {index} has a local size; only LOCAL arguments do")
+        elif argument.kind is ArgumentKind.VALUE:
             if not isinstance(argument.value_type, ValueType):
                 raise _malformed(f"value argument {index} has no value type")
             if len(argument.data) != argument.value_type.size:
@@ -399,8 +409,8 @@ def _records_of(pkg: KernelPackage) -> tuple[list[bytes], bytes]:
 
     for argument in pkg.arguments:
         if argument.kind is ArgumentKind.VALUE:
-            assert argument.value_type is not None
-            add(int(ArgumentKind.VALUE), argument.index, argument.value_type.code, len(argument.data), argument.data)
+            code = 0 if argument.value_type is None else argument.value_type.code  # 0: a struct's raw bytes
+            add(int(ArgumentKind.VALUE), argument.index, code, len(argument.data), argument.data)
         else:
             add(int(ArgumentKind.LOCAL), argument.index, 0, argument.local_bytes, b"")
     if pkg.push_constants:
@@ -585,6 +595,11 @@ def _decode_records(
     order = 0  # 0 arguments, 1 after the push block, 2 spec constants: the canonical record order
     for number, (kind, index, type_code, size) in enumerate(_RECORD.iter_unpack(raw_records)):
         carried = 0 if kind == ArgumentKind.LOCAL else size
+        if kind == ArgumentKind.VALUE and type_code == 0 and not 1 <= size <= MAX_AGGREGATE_BYTES:
+            raise _malformed(
+                f"record {number}: struct argument {index} of {size} bytes; "
+                f"a by-value struct is 1..{MAX_AGGREGATE_BYTES}"
+            )
         padded = carried + _pad4(carried)
         if padded > len(raw_data) - position:
             raise _malformed(f"record {number} needs {padded} data bytes, only {len(raw_data) - position} remain")
@@ -595,7 +610,9 @@ def _decode_records(
         if kind in (ArgumentKind.VALUE, ArgumentKind.LOCAL):
             if order:
                 raise _malformed(f"record {number}: kernel arguments come before push and spec constant records")
-            if kind == ArgumentKind.VALUE:
+            if kind == ArgumentKind.VALUE and type_code == 0:
+                arguments.append(KernelArgument.aggregate(index, payload))
+            elif kind == ArgumentKind.VALUE:
                 arguments.append(KernelArgument.value(index, ValueType.from_code(type_code), payload))
             else:
                 if type_code:

@@ -4,7 +4,9 @@ Promise: before any argument reaches ``clSetKernelArg`` the package's argument
 list is checked against the kernel (every index 0..num_args-1 exactly once:
 a buffer binding, the count argument or a package argument), against the
 driver's argument info where the driver reports it (a VALUE must be a
-by-value parameter of the declared type, a LOCAL a ``__local`` pointer, a
+by-value parameter of the declared type — a struct VALUE's raw bytes a by-value
+parameter whose type is not a scalar/vector, of the size the OpenCL C source
+declares and within ``CL_DEVICE_MAX_PARAMETER_SIZE`` — a LOCAL a ``__local`` pointer, a
 binding a ``__global``/``__constant`` pointer, the count a by-value
 parameter) and ``__local`` bytes against the local memory the kernel has
 left. Both drivers here segfault on a by-value argument of pointer size set
@@ -49,6 +51,7 @@ __all__ = [
     "ArgumentInfo",
     "DeviceLaunchFacts",
     "Launch",
+    "check_aggregate_arguments",
     "check_argument_indices",
     "check_argument_info",
     "check_global_fits",
@@ -92,6 +95,8 @@ class DeviceLaunchFacts:
     """Non-uniform work-groups: 2.x always, 3.0 ``CL_DEVICE_NON_UNIFORM_WORK_GROUP_SUPPORT``, 1.x never."""
     local_mem_bytes: int
     """``CL_DEVICE_LOCAL_MEM_SIZE``."""
+    max_parameter_bytes: int = 1024
+    """``CL_DEVICE_MAX_PARAMETER_SIZE``: all of a kernel's arguments together (OpenCL's minimum is 1024)."""
 
     @classmethod
     def of(cls, cl: Any, device: Any) -> DeviceLaunchFacts:
@@ -103,7 +108,11 @@ class DeviceLaunchFacts:
                 non_uniform = bool(device.get_info(cl.device_info.NON_UNIFORM_WORK_GROUP_SUPPORT))
             except (cl.Error, AttributeError):
                 non_uniform = False
-        return cls(version, non_uniform, int(device.local_mem_size))
+        try:
+            max_parameter = int(device.max_parameter_size)
+        except (cl.Error, AttributeError):
+            max_parameter = 1024
+        return cls(version, non_uniform, int(device.local_mem_size), max_parameter)
 
     @property
     def support_words(self) -> str:
@@ -264,13 +273,75 @@ def check_argument_info(package: KernelPackage, infos: Sequence[ArgumentInfo]) -
                     "LOCAL sizes a __local pointer",
                 )
             continue
-        assert argument.value_type is not None
+        if argument.value_type is None:  # a by-value struct's bytes: only a by-value non-scalar parameter
+            given = f"a {len(argument.data)}-byte struct value"
+            if info.address_qualifier != PRIVATE:
+                raise refuse(argument.index, given, "a struct VALUE sets a by-value struct parameter")
+            declared = _declared_type(info)
+            if declared is not None:
+                raise refuse(argument.index, given, f"the kernel declares {declared} ({declared.opencl_name})")
+            continue
         given = f"a {argument.value_type} value ({len(argument.data)} bytes)"
         if info.address_qualifier != PRIVATE:
             raise refuse(argument.index, given, "a VALUE sets a by-value parameter")
         declared = _declared_type(info)
         if declared is not None and declared != argument.value_type:
             raise refuse(argument.index, given, f"the kernel declares {declared} ({declared.opencl_name})")
+
+
+def check_aggregate_arguments(package: KernelPackage, max_parameter_bytes: int) -> None:
+    """By-value struct arguments against the device and, for OpenCL C source, the declared layout.
+
+    Each struct's bytes and all by-value bytes together must fit ``CL_DEVICE_MAX_PARAMETER_SIZE``
+    (RESOURCE_LIMIT naming it); a struct whose size the source lets :mod:`accelcore.opencl_signature`
+    compute must be exactly that size (INCOMPATIBLE naming the argument, the declaration and both sizes).
+    """
+    structs = [a for a in package.arguments if a.is_aggregate]
+    if not structs:
+        return
+    entry = package.entry_point
+    total = sum(len(a.data) for a in package.arguments if a.kind is ArgumentKind.VALUE)
+    for argument in structs:
+        if len(argument.data) > max_parameter_bytes or total > max_parameter_bytes:
+            raise BackendError(
+                ErrorKind.RESOURCE_LIMIT,
+                f"kernel {entry!r} argument {argument.index}: a {len(argument.data)}-byte struct value "
+                f"({total} bytes of by-value arguments in all) exceeds this device's "
+                f"CL_DEVICE_MAX_PARAMETER_SIZE of {max_parameter_bytes} bytes",
+            )
+    if package.module_kind is not ModuleKind.OPENCL_SOURCE:
+        return  # IL and binaries: the driver's argument info (a by-value non-scalar parameter) is the check
+    from accelcore.opencl_signature import opencl_kernels
+
+    try:
+        kernels = opencl_kernels(package.module.decode("utf-8"), package.build_options)
+    except UnicodeDecodeError:
+        return
+    kernel = next((k for k in kernels if k.name == entry), None)
+    if kernel is None:
+        return
+    for argument in structs:
+        if argument.index >= len(kernel.parameters):
+            continue
+        param = kernel.parameters[argument.index]
+        if param.by_value and param.value_type is not None:
+            raise BackendError(
+                ErrorKind.INCOMPATIBLE,
+                f"kernel {entry!r} {param.label} declares {param.value_type} but the package gives a "
+                f"{len(argument.data)}-byte struct value",
+            )
+        if not param.by_value:
+            raise BackendError(
+                ErrorKind.INCOMPATIBLE,
+                f"kernel {entry!r} {param.label} is a pointer but the package gives a {len(argument.data)}-byte "
+                "struct value (a struct VALUE sets a by-value struct parameter)",
+            )
+        if param.aggregate_bytes is not None and param.aggregate_bytes != len(argument.data):
+            raise BackendError(
+                ErrorKind.INCOMPATIBLE,
+                f"kernel {entry!r} {param.label}: struct {param.type_text} is {param.aggregate_bytes} bytes in "
+                f"OpenCL C layout but the package gives {len(argument.data)} bytes",
+            )
 
 
 def check_local_memory(package: KernelPackage, device_bytes: int, kernel_bytes: int) -> None:
@@ -310,6 +381,8 @@ def _set_failed(
     declared = f" (the kernel's parameter is {infos[argument.index].words})" if infos is not None else ""
     if argument.kind is ArgumentKind.LOCAL:
         gives = f"a __local allocation of {argument.local_bytes} bytes"
+    elif argument.value_type is None:
+        gives = f"a {len(argument.data)}-byte struct value"
     else:
         gives = f"a {argument.value_type} value of {len(argument.data)} bytes"
     return error_from_status(

@@ -42,6 +42,7 @@ from .kernel_arguments import (
     ArgumentInfo,
     DeviceLaunchFacts,
     Launch,
+    check_aggregate_arguments,
     check_argument_indices,
     check_argument_info,
     check_global_fits,
@@ -403,6 +404,7 @@ class ProgramLoader:
         with cl_call("clGetKernelInfo", "reading the kernel's argument count"):
             num_args = int(kernel.num_args)
         check_argument_indices(package, num_args)
+        check_aggregate_arguments(package, self.launch_facts.max_parameter_bytes)
         with cl_call("clGetKernelArgInfo", "reading the kernel's argument info"):
             infos = self._argument_info(kernel, num_args, package, context, binary)
         if infos is not None:

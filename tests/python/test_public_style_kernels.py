@@ -136,13 +136,30 @@ def test_half_storage_with_vload_half(entry: Any) -> None:
 
 
 @opencl
-def test_a_struct_by_value_is_refused_naming_it(entry: Any) -> None:
+def test_a_constant_table_and_a_struct_by_value(entry: Any) -> None:
+    rng = _rng()
+    x = rng.integers(-8, 8, 64).astype(np.float32)
+    coeffs = np.array([0.5, 0.25, 0.125], np.float32)
+    out = np.full(64, -1.0, np.float32)
+    n, taps = 50, 3
+    with ac.open(entry.device_id) as dev:
+        dev.kernel(DATA / "scale_constant_struct.cl")(
+            x, out, coeffs, p={"scale": 2.0, "offset": 0.5, "n": n, "taps": taps}, global_size=64
+        )
+    padded = np.concatenate([np.zeros(taps - 1, np.float32), x])
+    fir = sum(padded[taps - 1 - t : taps - 1 - t + n] * coeffs[t] for t in range(taps))
+    np.testing.assert_array_equal(out[:n], fir * np.float32(2.0) + np.float32(0.5))  # eighths: exact
+    assert (out[n:] == -1.0).all()  # p.n really is 50
+
+
+@opencl
+def test_a_struct_by_value_given_as_a_tuple_is_refused_naming_it(entry: Any) -> None:
     x = np.zeros(16, np.float32)
-    with ac.open(entry.device_id) as dev, raises_kind(ErrorKind.UNSUPPORTED) as info:
+    with ac.open(entry.device_id) as dev, raises_kind(ErrorKind.INVALID_ARGUMENT) as info:
         dev.kernel(DATA / "scale_constant_struct.cl")(
             x, x.copy(), np.ones(3, np.float32), (1.0, 0.0, 16, 3), global_size=16
         )
-    assert "argument p (const Params p) is a struct or union passed by value" in str(info.value)
+    assert "argument p (const Params p; struct Params, 16 bytes) was given tuple" in str(info.value)
 
 
 @vulkan

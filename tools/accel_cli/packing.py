@@ -17,12 +17,21 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Mapping
+from pathlib import Path
 from typing import Any, TypeVar
 
 import click
 
 from accelcore.errors import BackendError
-from accelcore.package import Coverage, Dispatch, DispatchKind, KernelPackage, ModuleKind, PackageBinding
+from accelcore.package import (
+    MAX_AGGREGATE_BYTES,
+    Coverage,
+    Dispatch,
+    DispatchKind,
+    KernelPackage,
+    ModuleKind,
+    PackageBinding,
+)
 
 from .artifacts import FileKind, PackOptions
 from .bindspec import ACCESS_SUFFIXES
@@ -116,7 +125,8 @@ def pack_options(func: F) -> F:
             "pack_args",
             multiple=True,
             metavar="NAME=VALUE",
-            help="OpenCL by-value argument (name or index); value typed from the kernel or TYPE:VALUE (f32:2.5).",
+            help="OpenCL by-value argument (name or index); value typed from the kernel or TYPE:VALUE (f32:2.5); "
+            "a by-value struct member-wise (NAME.MEMBER=VALUE) or as raw bytes (NAME=@FILE).",
         ),
         click.option(
             "--local-mem", "pack_local_mem", multiple=True, metavar="NAME=BYTES", help="OpenCL __local argument size."
@@ -233,6 +243,46 @@ def _keyed(pairs: tuple[tuple[str, Any], ...], option: str) -> dict[int | str, A
     return out
 
 
+def by_value_arguments(pairs: tuple[tuple[str, str], ...]) -> dict[int | str, Any]:
+    """``--arg`` pairs as ``pack_module(arguments=)``: ``NAME=VALUE`` as text; ``NAME.MEMBER=VALUE`` gathered
+    into a dict of a by-value struct's members; ``NAME=@PATH`` the raw bytes of a file (a struct in its
+    OpenCL C layout, at most 4096 bytes). pack_module types and checks each against the declaration."""
+    out: dict[int | str, Any] = {}
+    for name, value in pairs:
+        base, dot, member = name.partition(".")
+        if dot:
+            if not base or not member:
+                raise click.BadParameter(f"{name!r} is not NAME.MEMBER", param_hint="--arg")
+            members = out.setdefault(base, {})
+            if not isinstance(members, dict):
+                raise click.BadParameter(f"{base!r} is given both whole and member-wise ({name!r})", param_hint="--arg")
+            if member in members:
+                raise click.BadParameter(f"{name!r} is given twice", param_hint="--arg")
+            members[member] = value
+            continue
+        if name in out:
+            raise click.BadParameter(f"{name!r} is given twice (or whole and member-wise)", param_hint="--arg")
+        out[name] = _value_file(name, value[1:]) if value.startswith("@") else value
+    return out
+
+
+def _value_file(name: str, path_text: str) -> bytes:
+    path = Path(path_text)
+    try:
+        with path.open("rb") as handle:
+            data = handle.read(MAX_AGGREGATE_BYTES + 1)
+    except OSError as exc:
+        raise click.BadParameter(
+            f"{name}=@{path_text}: cannot read the file ({exc.strerror})", param_hint="--arg"
+        ) from None
+    if len(data) > MAX_AGGREGATE_BYTES:
+        raise click.BadParameter(
+            f"{name}=@{path_text}: the file is over {MAX_AGGREGATE_BYTES} bytes; a by-value struct is at most that",
+            param_hint="--arg",
+        )
+    return data
+
+
 _DISPATCH_FLAGS = "--grid-from SLOT, --groups X,Y,Z or --global X[,Y,Z]"
 _KIND_FLAGS = {kind.name: name for name, kind in KIND_NAMES.items()}
 _WORDS: tuple[tuple[re.Pattern[str], str], ...] = (
@@ -297,7 +347,7 @@ def pack_module(data: bytes, kind: FileKind, options: PackOptions) -> KernelPack
             local_size=options.local_size,
             build_options=options.build_options,
             target=options.target,
-            arguments=_keyed(options.arguments, "--arg") or None,
+            arguments=by_value_arguments(options.arguments) or None,
             local_memory=_keyed(options.local_memory, "--local-mem") or None,
             push_constants=_keyed(options.push_constants, "--push") or None,
             spec_constants=_keyed(options.spec_constants, "--spec") or None,

@@ -141,6 +141,8 @@ def _arguments_json(pkg: KernelPackage) -> dict[str, Any]:
         entry: dict[str, Any] = {"index": a.index, "name": name, "declaration": declaration, "kind": a.kind.name}
         if a.kind is ArgumentKind.VALUE and a.value_type is not None:
             entry.update(type=a.value_type.name, value=decode_value(a.value_type, a.data))
+        elif a.kind is ArgumentKind.VALUE:  # a by-value struct: its raw bytes in the OpenCL C layout
+            entry.update(type="bytes", bytes=len(a.data), value=a.data.hex())
         else:
             entry.update(type=None, local_bytes=a.local_bytes)
         arguments.append(entry)
