@@ -442,7 +442,10 @@ class TemporaryPool:
     Cancelled, Failed, a wait that timed out, a submission whose acceptance is unknown, a discarded
     engine — gives nothing back: its buffers are freed, or left to the device's reset. Every call
     uploads every host array it binds before its submission, so a reused buffer never shows an
-    earlier call's bytes. At most ``limit`` bytes stay idle (the oldest are freed first);
+    earlier call's bytes. Each buffer holds a guard tail after its array's bytes (see
+    :meth:`Device.guard_bytes`), intact in every idle buffer (one a kernel overwrote is freed, never
+    given back). At most ``limit`` bytes (the arrays' bytes, guards not counted) stay idle (the oldest
+    are freed first);
     :meth:`Device.close` empties it. ``taken`` / ``given`` count reuses and returns.
     """
 
