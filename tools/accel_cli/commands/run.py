@@ -66,6 +66,9 @@ def _failure(exc: RunFailure) -> CliFailure:
         return InputRejected(
             f"the device refused the artifact or bindings: {exc}", argument="ARTIFACT", error_kind=kind
         )
+    if exc.error is not None and exc.error.kind is ErrorKind.OUT_OF_BOUNDS and not exc.needs_discard:
+        # The guard tail after a --bind array changed: the array is shorter than what the kernel writes.
+        return InputRejected(str(exc), argument="--bind", error_kind=kind)
     if exc.phase == "allocate" and exc.error is not None and exc.error.kind in _INPUT_KINDS:
         return UsageProblem(str(exc), argument="--bind/--domain", error_kind=kind)
     return DeviceFailure(str(exc), error_kind=kind)
