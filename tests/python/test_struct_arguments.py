@@ -247,3 +247,33 @@ def test_a_structured_scalar_changed_in_place_is_packed_again(family: Any, entry
         with raises_kind(ErrorKind.INVALID_ARGUMENT) as info:
             kernel(x, y, p=same_bytes, global_size=256)
         assert "member float4 bias at offset 16" in str(info.value)
+
+
+def test_the_driver_argument_info_check_takes_a_struct_only_at_a_by_value_struct_parameter() -> None:
+    """What each real OpenCL driver reports (``-cl-kernel-arg-info``) is what the provider checks a struct VALUE
+    against for packages without source (IL, binaries): a ``__global`` parameter is refused."""
+    cl = pytest.importorskip("pyopencl", reason="the OpenCL provider's pyopencl is not installed")
+    from accel_opencl.kernel_arguments import check_argument_info, read_argument_info
+
+    from accelcore.package import ModuleKind
+
+    checked = 0
+    for platform in cl.get_platforms():
+        for device in platform.get_devices():
+            context = cl.Context([device])
+            program = cl._cl._Program(context, STRUCT_CL.decode())  # no pyopencl binary cache: Intel's cached
+            program._build(options=b"-cl-kernel-arg-info", devices=[device])  # binaries keep no argument info
+            infos = read_argument_info(cl, cl._cl.Kernel(program, "affine"), 3)
+            assert infos is not None, device.name
+            good = dataclasses.replace(
+                pack_module(STRUCT_CL, global_size=256, arguments={"p": MEMBERS}), module_kind=ModuleKind.OPENCL_BINARY
+            )
+            check_argument_info(good, infos)  # index 2 is by value, type Params: taken
+            at_buffer = dataclasses.replace(good, arguments=(KernelArgument.aggregate(1, bytes(48)),))
+            with raises_kind(ErrorKind.INCOMPATIBLE) as info:
+                check_argument_info(at_buffer, infos)
+            assert "argument 1 is a __global pointer (float*) but the package gives a 48-byte struct value" in str(
+                info.value
+            ), device.name
+            checked += 1
+    assert checked >= 1
