@@ -16,25 +16,22 @@ import pytest
 
 import accelcore as ac
 from accelcore import ErrorKind
+from accelcore.corpus import corpus_root
 from accelcore.environment import apply_defaults
 from accelcore.testing.pytest_support import device_params, raises_kind
 
 apply_defaults()
 
-SAXPY_CL = b"""
-__kernel void saxpy(const float a, __global const float* x, __global float* y, const int n)
-{
-    int i = get_global_id(0);
-    if (i < n) y[i] = a * x[i] + y[i];
-}
-"""
-SAXPY_GLSL = b"""#version 450
-layout(local_size_x = 64) in;
-layout(push_constant) uniform Params { float a; int n; } p;
-layout(set = 0, binding = 0) readonly buffer X { float x[]; };
-layout(set = 0, binding = 1) buffer Y { float y[]; };
-void main() { uint i = gl_GlobalInvocationID.x; if (int(i) < p.n) y[i] = p.a * x[i] + y[i]; }
-"""
+SAXPY_CL = corpus_root() / "src" / "opencl" / "saxpy_args.cl"
+SAXPY_GLSL = corpus_root() / "src" / "glsl" / "saxpy_pc.comp"
+"""The corpus SAXPY kernels: OpenCL ``(float a, x, y, int n)``, GLSL push constants ``{ float a; uint n; }``."""
+
+
+def _count(provider: str) -> np.integer[Any]:
+    """``n`` as each kernel declares it (int on OpenCL, uint on Vulkan)."""
+    return np.int32(N) if provider == "opencl" else np.uint32(N)
+
+
 N = 256
 A = 2.5
 
@@ -62,20 +59,20 @@ def test_repeated_calls_take_the_memo_and_stay_exact(entry: Any) -> None:
         dx, dy = dev.array(x), dev.array(y)
         expected = y.copy()
         for step in range(6):  # device arrays: the same specs every call after the first
-            kernel(a=np.float32(A), x=dx, y=dy, n=np.int32(N), global_size=N)
+            kernel(a=np.float32(A), x=dx, y=dy, n=_count(entry.provider), global_size=N)
             expected = np.float32(A) * x + expected
             assert np.array_equal(dy.numpy(), expected), step
         programs = [entry for _, entry in dev.engine._programs.items()]
         assert any(p.memo is not None for p in programs)
         for seed in range(4):  # host arrays in between: pool buffers, their own specs
             hx, hy, want = _arrays(10 + seed)
-            kernel(a=np.float32(A), x=hx, y=hy, n=np.int32(N), global_size=N)
+            kernel(a=np.float32(A), x=hx, y=hy, n=_count(entry.provider), global_size=N)
             assert np.array_equal(hy, want), seed
-        kernel(a=np.float32(A), x=dx, y=dy, n=np.int32(N), global_size=N)  # back to the device arrays
+        kernel(a=np.float32(A), x=dx, y=dy, n=_count(entry.provider), global_size=N)  # back to the device arrays
         expected = np.float32(A) * x + expected
         assert np.array_equal(dy.numpy(), expected)
         dx.free()
         with raises_kind(ErrorKind.STALE_OBJECT):  # a remembered spec of a freed buffer is refused
-            kernel(a=np.float32(A), x=dx, y=dy, n=np.int32(N), global_size=N)
+            kernel(a=np.float32(A), x=dx, y=dy, n=_count(entry.provider), global_size=N)
     finally:
         dev.close()

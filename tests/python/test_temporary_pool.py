@@ -15,26 +15,23 @@ import pytest
 
 import accelcore as ac
 from accelcore import ErrorKind, EventStatus
+from accelcore.corpus import corpus_root
 from accelcore.environment import apply_defaults
 from accelcore.inventory import discover
 from accelcore.testing.pytest_support import device_params, raises_kind
 
 apply_defaults()
 
-SAXPY_CL = b"""
-__kernel void saxpy(const float a, __global const float* x, __global float* y, const int n)
-{
-    int i = get_global_id(0);
-    if (i < n) y[i] = a * x[i] + y[i];
-}
-"""
-SAXPY_GLSL = b"""#version 450
-layout(local_size_x = 64) in;
-layout(push_constant) uniform Params { float a; int n; } p;
-layout(set = 0, binding = 0) readonly buffer X { float x[]; };
-layout(set = 0, binding = 1) buffer Y { float y[]; };
-void main() { uint i = gl_GlobalInvocationID.x; if (int(i) < p.n) y[i] = p.a * x[i] + y[i]; }
-"""
+SAXPY_CL = corpus_root() / "src" / "opencl" / "saxpy_args.cl"
+SAXPY_GLSL = corpus_root() / "src" / "glsl" / "saxpy_pc.comp"
+"""The corpus SAXPY kernels: OpenCL ``(float a, x, y, int n)``, GLSL push constants ``{ float a; uint n; }``."""
+
+
+def _count(provider: str) -> np.integer[Any]:
+    """``n`` as each kernel declares it (int on OpenCL, uint on Vulkan)."""
+    return np.int32(N) if provider == "opencl" else np.uint32(N)
+
+
 N = 1024
 A = 2.5
 
@@ -74,6 +71,7 @@ class _Rig:
         self.provider = self.setup.factory()
         self.counting = _Counting(self.provider)
         self.dev = ac.Device(self.counting, entry, **options)
+        self.count = _count(entry.provider)
         self.kernel = self.dev.kernel(SAXPY_CL if entry.provider == "opencl" else SAXPY_GLSL)
 
     def arrays(self, seed: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -83,7 +81,7 @@ class _Rig:
         return x, y, np.float32(A) * x + y
 
     def submit(self, x: np.ndarray, y: np.ndarray) -> ac.Run:
-        return self.kernel.submit(a=np.float32(A), x=x, y=y, n=np.int32(N), global_size=N)
+        return self.kernel.submit(a=np.float32(A), x=x, y=y, n=self.count, global_size=N)
 
     def handle(self, run: ac.Run) -> Any:
         return self.dev.engine._events.lookup(run.event).handle
