@@ -253,7 +253,7 @@ class Device:
         self.pool = TemporaryPool(resident_bytes if pool_bytes is None else pool_bytes)
         self._specs: dict[tuple[int, int, AccessMode], tuple[int, int, BufferRange | None, AccessMode]] = {}
         """The engine binding spec of each (slot, buffer ID, access) a run bound lately: the same (immutable)
-        tuple object every time, so the engine's per-program memo of the last binding list applies (at most
+        tuple object every time, so the engine's per-program memo of recent binding lists applies (at most
         ``_SPECS_KEPT``; cleared when full; a spec naming a freed buffer is refused by the engine as stale)."""
         """Idle temporary buffers of finished calls on host arrays, reused by later calls."""
         self.domain = choose_domain(self.engine.info, domain)

@@ -115,6 +115,8 @@ class _Context:
         return ", ".join(parts)
 
 
+_MEMOS_KEPT = 4
+"""Binding lists remembered per program by :meth:`CommandEngine.submit` (see ``_Program.memos``)."""
 _NATIVE_CACHE_SIZE = 16
 """Most native ``BindingRef``s one buffer keeps for reuse (cleared when full)."""
 
@@ -162,12 +164,15 @@ class _Program:
     events: set[int] = field(default_factory=set)
     coverage: CoverageRule | None = None
     """Known per-binding coverage of a kernel package (None: nothing to check; see .coverage)."""
-    memo: tuple[tuple[Any, ...], tuple[BindingRef[Any], ...], tuple[int, ...], tuple[_Buffer, ...]] | None = None
-    """The last binding list that passed :meth:`CommandEngine.submit`'s one pass for this program:
-    (the very spec objects, the native refs, buffer IDs, buffer entries). Reused only when the same
-    (immutable) spec objects come again and every buffer ID still resolves to the same entry with
-    the same handle; the checks that depend on anything else (queue, context, events limit) run
-    on every call. One per program: it may keep a freed buffer's entry object until replaced."""
+    memos: list[tuple[tuple[Any, ...], tuple[BindingRef[Any], ...], tuple[int, ...], tuple[_Buffer, ...]]] = field(
+        default_factory=list
+    )
+    """The last few (``_MEMOS_KEPT``, newest first) binding lists that passed :meth:`CommandEngine.submit`'s
+    one pass for this program: (the very spec objects, the native refs, buffer IDs, buffer entries).
+    Reused only when the same (immutable) spec objects come again and every buffer ID still resolves
+    to the same entry with the same handle; the checks that depend on anything else (queue, context,
+    events limit) run on every call. More than one, so calls that alternate between binding lists
+    (host arrays, then device arrays) all hit; it may keep a freed buffer's entry object until replaced."""
 
 
 @dataclass(slots=True)
@@ -603,9 +608,10 @@ class CommandEngine(Generic[C, B, P, Q, E]):
         if not 0 < count <= self._info.limits.max_bindings_per_submission:
             return self._submit_checked(queue_id, program_id, bindings, timeout)
         buffer_lookup = self._buffer_lookup
-        memo = program.memo
-        if memo is not None and len(memo[0]) == count and all(map(is_, memo[0], bindings)):
-            # The same spec objects as the last call that passed: only liveness can have changed.
+        for memo in program.memos:
+            if len(memo[0]) != count or not all(map(is_, memo[0], bindings)):
+                continue
+            # The same spec objects as a recent call that passed: only liveness can have changed.
             for buffer_id, held, given in zip(memo[2], memo[3], memo[1], strict=True):
                 if buffer_lookup(buffer_id) is not held or given.buffer is not held.handle:
                     break
@@ -613,6 +619,8 @@ class CommandEngine(Generic[C, B, P, Q, E]):
                 if len(queue.owner.events) >= self._info.limits.max_events_per_context:
                     return self._submit_checked(queue_id, program_id, bindings, timeout)
                 return self._admit(queue_id, queue, program_id, program, memo[1], memo[2], memo[3], timeout)
+            program.memos.remove(memo)  # a buffer went: checked afresh below
+            break
         context_id = queue.context
         native: list[BindingRef[Any]] = []
         buffer_ids: list[int] = []
@@ -660,7 +668,9 @@ class CommandEngine(Generic[C, B, P, Q, E]):
         if len(queue.owner.events) >= self._info.limits.max_events_per_context:
             return self._submit_checked(queue_id, program_id, bindings, timeout)
         refs, ids, kept = tuple(native), tuple(buffer_ids), tuple(entries)
-        program.memo = (tuple(bindings), refs, ids, kept)
+        memos = program.memos
+        memos.insert(0, (tuple(bindings), refs, ids, kept))
+        del memos[_MEMOS_KEPT:]
         return self._admit(queue_id, queue, program_id, program, refs, ids, kept, timeout)
 
     def _submit_checked(

@@ -92,6 +92,8 @@ _owner_ids = itertools.count(1)
 
 _ENDED = Phase.ENDED
 _PENDING_STATUS = EventStatus.PENDING
+_PLANS_KEPT = 4
+"""Launch plans remembered per program (see ``OpenCLAccelerator._check_submission``)."""
 _NO_SUB_BUFFERS: tuple[Any, ...] = ()
 """The sub-buffers of a submission that binds whole buffers only (shared, never changed)."""
 
@@ -381,7 +383,7 @@ class OpenCLAccelerator:
         program.live = False
         program.kernel = None
         program.native = None
-        program.checked = None
+        program.checked = []
         program.bound = {}
         program.context.programs -= 1
         self.live.remove("kernels")
@@ -470,8 +472,9 @@ class OpenCLAccelerator:
         Handle checks (live, this instance, this context) and the events limit run on every call.
         The value checks (accelcore's binding validators, sub-buffer alignment, the dispatch size)
         depend only on the BindingRef values, the buffers' immutable descriptions and the package,
-        so their result is remembered per program for the last list of the very same (immutable)
-        BindingRef objects; a freed buffer is refused by the handle check first.
+        so their result is remembered per program for the last few (``_PLANS_KEPT``) lists of the very
+        same (immutable) BindingRef objects — calls that alternate between binding lists all hit; a
+        freed buffer is refused by the handle check first.
         """
         owner = self._owner
         if queue.__class__ is not OpenCLQueue or not queue.live or queue.owner != owner:
@@ -488,12 +491,15 @@ class OpenCLAccelerator:
             if buffer.context is not context:
                 raise other_context(f"slot {binding.slot}: the buffer")
         key = tuple(bindings)
-        cached = program.checked
-        if cached is not None and len(cached.key) == len(key) and all(map(is_, cached.key, key)):
-            plan: _LaunchPlan = cached
+        checked = program.checked
+        for cached in checked:
+            if len(cached.key) == len(key) and all(map(is_, cached.key, key)):
+                plan: _LaunchPlan = cached
+                break
         else:
             plan = self._plan_submission(program, key)
-            program.checked = plan
+            checked.insert(0, plan)
+            del checked[_PLANS_KEPT:]
         if context.events >= self._info.limits.max_events_per_context:
             raise limit_reached("max_events_per_context", self._info.limits.max_events_per_context)
         return plan

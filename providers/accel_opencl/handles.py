@@ -91,9 +91,9 @@ class OpenCLProgram:
     """Held while kernel arguments are set and the kernel is enqueued."""
     access: dict[int, AccessMode] = field(init=False)
     """slot → declared access (the package's binding table), built once at load."""
-    checked: Any = None
-    """The last binding list that passed the submission checks, with its launch plan (see
-    ``OpenCLAccelerator._check_submission``): reused only for the very same BindingRef objects."""
+    checked: list[Any] = field(default_factory=list)
+    """The last few binding lists that passed the submission checks, newest first, as their launch
+    plans (see ``OpenCLAccelerator._check_submission``): reused only for the very same BindingRef objects."""
     bound: dict[int, Any] = field(default_factory=dict)
     """native argument index → the value last set on ``kernel`` (set_arg is skipped for the same
     object; guarded by ``lock``)."""

@@ -467,7 +467,7 @@ def test_the_same_binding_list_again_is_memoised_but_every_liveness_change_is_se
         got = np.frombuffer(engine.read_buffer(rig.out), np.uint32)
         assert got.tolist() == [i + 100 for i in range(N)]
     program = engine._programs.get(rig.program)
-    assert program is not None and program.memo is not None and program.memo[0] == tuple(same)
+    assert program is not None and program.memos and program.memos[0][0] == tuple(same)
     first_boxes = provider.boxes_seen[:3]
     assert provider.boxes_seen[-3:] == first_boxes  # memoised: the very same native handles
     # A refused release hands back a new handle for rig.a: the memo must bind the new one.

@@ -1,8 +1,9 @@
 """The provider's per-call shortcuts keep every promise.
 
-* Submission checks are remembered per program for the last list of the very same BindingRef
-  objects: a freed buffer or an unloaded program is still refused, an invalid list is still
-  refused, and a reused list object with new contents is checked again.
+* Submission checks are remembered per program for the last few lists of the very same BindingRef
+  objects (calls alternating between lists all hit; the oldest is dropped past ``_PLANS_KEPT``):
+  a freed buffer or an unloaded program is still refused, an invalid list is still refused, and a
+  reused list object with new contents is checked again.
 * Kernel arguments are set only when they changed: results stay right across many submissions
   with changing buffers, ranges (sub-buffers) and element counts, and after a buffer is freed and
   another allocated.
@@ -89,6 +90,38 @@ def test_results_stay_right_across_many_submits_with_changing_bindings(rig: Any,
     assert live["sub_buffers"] == 0 and live["kernel_events"] == 0 and live["user_events"] == 0
 
 
+def test_alternating_lists_are_all_remembered(rig: Any, make_package: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    from accel_opencl import accelerator
+
+    program = rig.load(make_package())
+    whole = BufferRange(0, N * 4)
+    kept = accelerator._PLANS_KEPT
+    sources = [np.arange(N, dtype=np.uint32) + 7 * i for i in range(kept + 1)]
+    srcs = [rig.buffer(values, "r") for values in sources]
+    dst = rig.buffer(np.full(N, SENTINEL, np.uint32), "w")
+    lists = [[BindingRef(0, src, whole, R), BindingRef(1, dst, whole, W)] for src in srcs]
+    planned = []
+    plan = rig.accel._plan_submission
+    monkeypatch.setattr(rig.accel, "_plan_submission", lambda p, key: planned.append(key) or plan(p, key))
+
+    def cycle(count: int, rounds: int) -> None:
+        for step in range(rounds * count):
+            i = step % count
+            _reset(rig, dst)
+            _run(rig, program, lists[i])
+            assert np.array_equal(_values(rig, dst), sources[i] * 2 + 1), f"step {step}: list {i}"
+
+    cycle(2, 4)  # host arrays, device arrays, host arrays, ...: each list checked once
+    assert len(planned) == 2
+    cycle(kept, 2)  # as many lists as are kept: the two new ones checked once each
+    assert len(planned) == kept
+    planned.clear()
+    # One more than kept, in turn: the first round checks only the new list, which evicts the oldest;
+    # from then on each call's list is the one evicted just before, so every call is checked again.
+    cycle(kept + 1, 2)
+    assert len(planned) == 1 + (kept + 1)
+
+
 def test_a_remembered_list_is_refused_once_its_buffer_is_freed(rig: Any, make_package: Any) -> None:
     program = rig.load(make_package())
     src = rig.buffer(np.arange(N, dtype=np.uint32), "r")
@@ -118,7 +151,7 @@ def test_a_remembered_list_is_refused_once_its_program_is_unloaded(rig: Any, mak
     _run(rig, program, bindings)
     rig.accel.unload_program(program)
     rig.programs.remove(program)
-    assert program.checked is None and program.bound == {}
+    assert program.checked == [] and program.bound == {}
     with pytest.raises(SubmitRejected) as info:
         rig.accel.submit(rig.queue, program, bindings, Timeout.INFINITE)
     assert info.value.kind is ErrorKind.INVALID_ARGUMENT and "program" in str(info.value)
