@@ -154,12 +154,14 @@ def _open_ours(
             device["notes"].append("the Vulkan validation layer is ON for ours: its cost is in every ours timing")
             break
     device["notes"].append(
-        "ours is always cancellable (the OpenCL provider puts a user-event gate only on a submission that must "
-        "wait); the native price of a gate is raw-gated vs raw-poll. raw waits in clWaitForEvents, raw-poll and "
-        "raw-gated flush and busy-poll the status as ours does"
+        "ours hands at most 16 submissions per queue to the driver (the provider's window: a cancel of one of "
+        "them answers BUSY) and keeps later ones on the host, cancellable; raw-gated puts a user-event gate on "
+        "every enqueue (what keeping each one cancellable natively costs). raw waits in clWaitForEvents, raw-poll "
+        "and raw-gated flush and busy-poll the status as ours does"
         if target.api == "opencl"
-        else "ours is always cancellable (held batches never reach vkQueueSubmit); raw waits in vkWaitForFences, "
-        "raw-poll busy-polls vkGetFenceStatus as ours polls the timeline semaphore"
+        else "ours hands every submission to vkQueueSubmit at admission (open gate; a cancel then answers BUSY, "
+        "only batches held by a closed gate are cancellable); raw waits in vkWaitForFences, raw-poll busy-polls "
+        "vkGetFenceStatus as ours polls the timeline semaphore"
     )
     device["device_info"] = {
         "capabilities": int(info.capabilities),
