@@ -619,7 +619,7 @@ class CommandEngine(Generic[C, B, P, Q, E]):
                 if len(queue.owner.events) >= self._info.limits.max_events_per_context:
                     return self._submit_checked(queue_id, program_id, bindings, timeout)
                 return self._admit(queue_id, queue, program_id, program, memo[1], memo[2], memo[3], timeout)
-            program.memos.remove(memo)  # a buffer went: checked afresh below
+            program.memos = [m for m in program.memos if m is not memo]  # a buffer went: checked afresh below
             break
         context_id = queue.context
         native: list[BindingRef[Any]] = []
