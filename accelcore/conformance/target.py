@@ -104,9 +104,10 @@ class ConformanceHooks(Protocol):
     host or shared memory that is not device-local), ``staged`` (bindings the program does not use
     in place: copied through a bounce buffer), ``staged_bytes`` (the bytes of those bound ranges)
     and ``transfer_bytes`` (bytes the provider's explicit ``write_buffer``/``read_buffer`` calls
-    moved since the previous record, or since recording began). A provider may record only from
-    its first ``copy_paths`` call on (:class:`CopyPathLog`): that call then answers ``[]``. None:
-    not tracked.
+    moved since the previous record, or since recording began), and optionally ``seq`` (the record's
+    number since recording began: a bounded log that drops its oldest records still tells the case
+    which ones are new). A provider may record only from its first ``copy_paths`` call on
+    (:class:`CopyPathLog`): that call then answers ``[]``. None: not tracked.
     """
 
     def hold_submissions(self, provider: Any) -> None: ...
@@ -174,10 +175,11 @@ class CopyPathLog:
         self.records = _Records(self)
 
     def report(self) -> list[dict[str, int]]:
-        """The kept records, oldest first (after ``dropped`` older ones), with ``transfer_bytes`` per record."""
+        """The kept records, oldest first (after ``dropped`` older ones), with ``transfer_bytes`` per record
+        and ``seq``, the record's number since the log was made."""
         out: list[dict[str, int]] = []
         previous = self.start
-        for direct, shared, staged, staged_bytes, transferred in self.records:
+        for seq, (direct, shared, staged, staged_bytes, transferred) in enumerate(self.records, self.dropped):
             out.append(
                 {
                     "direct": direct,
@@ -185,6 +187,7 @@ class CopyPathLog:
                     "staged": staged,
                     "staged_bytes": staged_bytes,
                     "transfer_bytes": transferred - previous,
+                    "seq": seq,
                 }
             )
             previous = transferred

@@ -284,7 +284,9 @@ class ReferenceAccelerator:
         The reference runs on the buffers' own bytes: DEVICE buffers are ``direct``, HOST and SHARED ones
         ``shared`` (host memory the program reads in place); nothing is ``staged``. ``transfer_bytes``:
         what write_buffer/read_buffer moved since the previous submission (or since construction).
-        Always on, so bounded: the latest :data:`~accelcore.conformance.target.COPY_PATH_LIMIT` records."""
+        Always on, so bounded: the latest :data:`~accelcore.conformance.target.COPY_PATH_LIMIT` records,
+        each with ``seq``, its number since construction."""
+        self._copy_path_seq = 0
         self.transferred = 0
         """Bytes moved by successful write_buffer/read_buffer calls on this instance."""
         self._transferred_at_submit = 0
@@ -502,6 +504,8 @@ class ReferenceAccelerator:
         program.users += 1
         path = self._copy_path(buffers)
         path["transfer_bytes"] = self.transferred - self._transferred_at_submit
+        path["seq"] = self._copy_path_seq
+        self._copy_path_seq += 1
         self._transferred_at_submit = self.transferred
         self.copy_paths.append(path)
         for buffer in buffers:

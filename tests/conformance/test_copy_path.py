@@ -151,3 +151,43 @@ def test_the_reference_keeps_only_the_latest_copy_paths(monkeypatch: Any) -> Non
     everything = sum(len(f.initial) for f in target.fixtures)
     first = len(target.fixtures[0].initial)
     assert [r["transfer_bytes"] for r in provider.copy_paths] == [everything, first, everything]  # runs 2, 3, 4
+
+
+def test_a_full_bounded_log_still_yields_the_new_record(monkeypatch: Any) -> None:
+    """A provider whose bounded log is already full when the case starts (limit 3, three records from
+    earlier work) drops one record for the case's run: before and after have the same length, and the
+    case finds the new record by ``seq`` (slicing by count would find none and fail a correct provider)."""
+    import accelcore.testing.reference as reference_module
+
+    monkeypatch.setattr(reference_module, "COPY_PATH_LIMIT", 3)
+
+    def busy() -> ReferenceAccelerator:
+        provider = ReferenceAccelerator()
+        for _ in range(3):  # as if it had run three submissions before the suite asked
+            provider.copy_paths.append(
+                {
+                    "direct": 0,
+                    "shared": 1,
+                    "staged": 0,
+                    "staged_bytes": 0,
+                    "transfer_bytes": 0,
+                    "seq": provider._copy_path_seq,
+                }
+            )
+            provider._copy_path_seq += 1
+        return provider
+
+    result = _case(busy)
+    assert result.status is CaseStatus.PASSED, result.reason
+    assert result.metrics["copy_path"]["direct"] == 2 and result.metrics["copy_path"]["staged"] == 0
+
+
+def test_the_log_numbers_its_records_across_drops() -> None:
+    from accelcore.conformance.target import CopyPathLog
+
+    log = CopyPathLog(transferred=10, limit=2)
+    for i in range(5):
+        log.records.append((1, 0, 0, 0, 10 + 4 * (i + 1)))
+    report = log.report()
+    assert [r["seq"] for r in report] == [3, 4] and log.dropped == 3
+    assert [r["transfer_bytes"] for r in report] == [4, 4]

@@ -121,6 +121,7 @@ def test_records_match_the_submissions_made(family: Any, entry: Any) -> None:
                 "staged": 0,
                 "staged_bytes": 0,
                 "transfer_bytes": 2 * size + (size if index else 0),
+                "seq": index,
             }, f"run {index}"
         assert setup.hooks.copy_paths(provider) == records  # reading them changes nothing
         rig.release()
