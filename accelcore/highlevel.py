@@ -706,8 +706,13 @@ class Kernel:
             | None
         ) = None
         """The previous call's result with its argument names, value objects, global size and groups."""
-        self._bindings: dict[int, Binding] = {}
-        """The last (immutable) Binding made per slot: a call on the same array object reuses it."""
+        self._bindings: dict[int, tuple[Binding, ...]] = {}
+        """The last two (``_BINDINGS_PER_SLOT``, newest first) immutable Bindings made per slot: a call on
+        one of those array objects reuses its Binding (also when calls alternate between a host array and
+        a device array). They keep those arrays alive until replaced, as the one Binding per slot did."""
+        self._routes: dict[tuple[str, ...], tuple[tuple[str, str, bool], ...]] = {}
+        """Per tuple of keyword names of an all-keyword call that routed without error: (parameter name,
+        keyword, is a buffer) in routing order, so the same names route again without re-checking."""
         self.package: KernelPackage | None = None
         if module.startswith(MAGIC[:4]):
             self.package = parse_package(module)
@@ -768,6 +773,14 @@ class Kernel:
         self, args: Sequence[object], kwargs: Mapping[str, object]
     ) -> tuple[dict[str, object], dict[str, object]]:
         """(buffers by parameter name, scalars/local/push by name)."""
+        if not args:
+            route = self._routes.get(tuple(kwargs))
+            if route is not None:
+                routed: dict[str, object] = {}
+                rest: dict[str, object] = {}
+                for name, key, is_buffer in route:
+                    (routed if is_buffer else rest)[name] = kwargs[key]
+                return routed, rest
         order = self._order
         if len(args) > len(order):
             raise _invalid(
@@ -797,6 +810,10 @@ class Kernel:
         if len(buffers) != len(buffer_names):
             missing = [p.name for p in self.parameters if p.role == "buffer" and p.name not in buffers]
             raise _invalid(f"{self.name}: buffer argument(s) {', '.join(missing)} not given")
+        if not args and len(self._routes) < _ROUTES_KEPT:
+            self._routes[tuple(kwargs)] = tuple(
+                (alias.get(key, key), key, alias.get(key, key) in buffer_names) for key in kwargs
+            )
         return buffers, others
 
     def _pack(
@@ -959,9 +976,13 @@ class Kernel:
                 fits, nbytes = False, 0
             if not (fits and nbytes and not nbytes % slot.element_size and nbytes >= slot.param.min_bytes):
                 bound = _checked_array(slot.param, slot.row, value, pkg)
-            made = reuse.get(slot.slot)
-            if made is None or made.value is not bound or made.access is not slot.access:
-                made = reuse[slot.slot] = Binding(slot.param.name, slot.slot, slot.access, bound)
+            recent = reuse.get(slot.slot, ())
+            for made in recent:
+                if made.value is bound and made.access is slot.access:
+                    break
+            else:
+                made = Binding(slot.param.name, slot.slot, slot.access, bound)
+                reuse[slot.slot] = (made, *recent[: _BINDINGS_PER_SLOT - 1])
             plan.append(made)
         program = self._program(pkg, data)
         return Run(self.device, program, plan, timeout, label=self.name)
@@ -1080,6 +1101,10 @@ class Progress:
 
 _WRITING = frozenset(mode for mode in AccessMode if mode & AccessMode.WRITE)
 _SPECS_KEPT = 256
+_BINDINGS_PER_SLOT = 2
+"""Bindings a kernel keeps per slot for reuse (see ``Kernel._bindings``)."""
+_ROUTES_KEPT = 16
+"""Keyword-name tuples a kernel keeps the routing of (see ``Kernel._routes``)."""
 _STAGED_READ_BYTES = 256 << 10
 """Arrays up to this size are read back together with their guard tail (one transfer, then a host copy);
 larger ones are read straight into the caller's array and their guard alone."""

@@ -58,3 +58,36 @@ def test_repeated_calls_pack_once(monkeypatch: pytest.MonkeyPatch) -> None:
                 assert np.array_equal(y, want), (a, n)
         assert len(packed) == 5
         assert len(kernel._programs) > programs
+
+
+def test_remembered_routes_and_bindings_keep_every_check() -> None:
+    """The routing of an all-keyword call is remembered by its keyword names and the Bindings of the last
+    two arrays per slot are reused: calls that alternate host and device arrays and keyword orders stay
+    right, a name that never routed is still refused after good calls, a missing buffer is still named,
+    and a dtype or writeability change of a remembered array is still refused."""
+    x = np.arange(64, dtype=np.float32)
+    with _first_opencl() as dev:
+        kernel = dev.kernel(SAXPY_CL.encode())
+        dx = dev.array(x)
+        dy = dev.array(np.ones(64, dtype=np.float32))
+        host_y = np.ones(64, dtype=np.float32)
+        want_device, want_host = np.ones(64, np.float32), np.ones(64, np.float32)
+        for step in range(6):
+            if step % 2:
+                kernel(n=np.int32(64), y=dy, x=dx, a=np.float32(2.0), global_size=64)  # another keyword order
+                want_device = 2 * x + want_device
+                assert np.array_equal(dy.numpy(), want_device), step
+            else:
+                kernel(a=np.float32(2.0), x=x, y=host_y, n=np.int32(64), global_size=64)
+                want_host = 2 * x + want_host
+                assert np.array_equal(host_y, want_host), step
+        assert len(kernel._bindings[max(kernel._bindings)]) == highlevel._BINDINGS_PER_SLOT
+        with pytest.raises(ac.BackendError, match="has no argument 'b'"):
+            kernel(a=np.float32(2.0), x=x, y=host_y, b=np.int32(64), global_size=64)
+        with pytest.raises(ac.BackendError, match="buffer argument"):
+            kernel(a=np.float32(2.0), x=x, n=np.int32(64), global_size=64)
+        with pytest.raises(ac.BackendError, match="argument y"):
+            kernel(a=np.float32(2.0), x=x, y=host_y.view(np.int32), n=np.int32(64), global_size=64)
+        host_y.flags.writeable = False
+        with pytest.raises(ac.BackendError, match="read-only"):
+            kernel(a=np.float32(2.0), x=x, y=host_y, n=np.int32(64), global_size=64)
