@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import re
 import shlex
+from collections import Counter
 from dataclasses import dataclass
 
 from .values import OPENCL_NAMES, ScalarType, ValueType
@@ -298,7 +299,7 @@ def opencl_kernels(source: str, build_options: str = "") -> tuple[OpenCLKernel, 
     for name in conflicting:
         macros[name] = name
     macros.update(build_option_macros(build_options))
-    twice = {n for n in struct_names if struct_names.count(n) > 1}  # an #ifdef pair: not guessed
+    twice = {n for n, seen in Counter(struct_names).items() if seen > 1}  # an #ifdef pair: not guessed
     aggregates = {
         n: _Aggregate(None, None) if n in twice else _layout(kind, body, macros) for n, (kind, body) in bodies.items()
     }

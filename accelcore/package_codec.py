@@ -261,25 +261,23 @@ def _check_arguments(
             raise _malformed(f"argument {index} is both a buffer binding and a {argument.kind.name.lower()} argument")
         if index == count_argument:
             raise _malformed(f"argument {index} is the count argument; the dispatch sets its value")
-        if argument.kind is ArgumentKind.VALUE and argument.value_type is None:
-            if not isinstance(argument.data, bytes) or not 1 <= len(argument.data) <= MAX_AGGREGATE_BYTES:
-                size = len(argument.data) if isinstance(argument.data, bytes) else repr(argument.data)
-                raise _malformed(
-                    f"struct argument {index} holds {size} bytes; a by-value struct or union is "
-                    f"1..{MAX_AGGREGATE_BYTES} bytes"
-                )
+        if argument.kind is ArgumentKind.VALUE:
             if argument.local_bytes:
                 raise _malformed(f"value argument {index} has a local size; only LOCAL arguments do")
-        elif argument.kind is ArgumentKind.VALUE:
-            if not isinstance(argument.value_type, ValueType):
+            if argument.value_type is None:
+                if not isinstance(argument.data, bytes) or not 1 <= len(argument.data) <= MAX_AGGREGATE_BYTES:
+                    size = len(argument.data) if isinstance(argument.data, bytes) else repr(argument.data)
+                    raise _malformed(
+                        f"struct argument {index} holds {size} bytes; a by-value struct or union is "
+                        f"1..{MAX_AGGREGATE_BYTES} bytes"
+                    )
+            elif not isinstance(argument.value_type, ValueType):
                 raise _malformed(f"value argument {index} has no value type")
-            if len(argument.data) != argument.value_type.size:
+            elif len(argument.data) != argument.value_type.size:
                 raise _malformed(
                     f"value argument {index} declares {argument.value_type} ({argument.value_type.size} bytes) "
                     f"but holds {len(argument.data)} bytes"
                 )
-            if argument.local_bytes:
-                raise _malformed(f"value argument {index} has a local size; only LOCAL arguments do")
         elif argument.kind is ArgumentKind.LOCAL:
             if argument.value_type is not None or argument.data:
                 raise _malformed(f"__local argument {index} carries no value, only a byte size")

@@ -3,37 +3,30 @@
 
 from __future__ import annotations
 
+import importlib.util
 import json
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
 
 from .test_real_drivers import _devices
 
-STRUCT_CL = """
-typedef struct { float scale; int n; float4 bias; short step; float tail; } Params;
-__kernel void affine(__global const float *x, __global float *y, Params p)
-{
-    int i = get_global_id(0);
-    if (i >= p.n) return;
-    y[i] = x[i] * p.scale + p.bias.x + p.bias.w * (float)p.step + p.tail;
-}
-"""
-PARAMS = np.dtype(
-    {
-        "names": ["scale", "n", "bias", "step", "tail"],
-        "formats": ["<f4", "<i4", ("<f4", 4), "<i2", "<f4"],
-        "offsets": [0, 4, 16, 32, 36],
-        "itemsize": 48,
-    }
+_spec = importlib.util.spec_from_file_location(
+    "struct_affine", Path(__file__).parent.parent / "python" / "data" / "struct_affine.py"
 )
+assert _spec is not None and _spec.loader is not None
+_shared = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(_shared)
+STRUCT_CL: bytes = _shared.SOURCE
+PARAMS: np.dtype[Any] = _shared.PARAMS
 MEMBER_FLAGS = "--arg p.scale=1.5 --arg p.n=200 --arg p.bias=0.25,-7,3,0.5 --arg p.step=6 --arg p.tail=-0.125"
 
 
 @pytest.fixture
 def work(tmp_path: Path) -> Path:
-    (tmp_path / "affine.cl").write_text(STRUCT_CL)
+    (tmp_path / "affine.cl").write_bytes(STRUCT_CL)
     np.save(tmp_path / "x.npy", np.random.default_rng(2).integers(-16, 16, 256).astype(np.float32))
     np.save(tmp_path / "y.npy", np.full(256, 99.0, np.float32))
     value = np.zeros((), PARAMS)

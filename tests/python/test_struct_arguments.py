@@ -7,6 +7,7 @@ the device's ``CL_DEVICE_MAX_PARAMETER_SIZE``)."""
 from __future__ import annotations
 
 import dataclasses
+import importlib.util
 from pathlib import Path
 from typing import Any
 
@@ -25,30 +26,12 @@ from accelcore.testing.pytest_support import raises_kind, real_device_params
 
 apply_defaults()
 
-STRUCT_CL = b"""
-typedef struct {
-    float scale;   /* 0 */
-    int n;         /* 4 */
-    float4 bias;   /* 16: 8 bytes of padding before it */
-    short step;    /* 32 */
-    float tail;    /* 36; size rounds up to 48 (float4 alignment) */
-} Params;
-
-__kernel void affine(__global const float *x, __global float *y, Params p)
-{
-    int i = get_global_id(0);
-    if (i >= p.n) return;
-    y[i] = x[i] * p.scale + p.bias.x + p.bias.w * (float)p.step + p.tail;
-}
-"""
-PARAMS = np.dtype(
-    {
-        "names": ["scale", "n", "bias", "step", "tail"],
-        "formats": ["<f4", "<i4", ("<f4", 4), "<i2", "<f4"],
-        "offsets": [0, 4, 16, 32, 36],
-        "itemsize": 48,
-    }
-)
+_spec = importlib.util.spec_from_file_location("struct_affine", Path(__file__).parent / "data" / "struct_affine.py")
+assert _spec is not None and _spec.loader is not None
+_shared = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(_shared)
+STRUCT_CL: bytes = _shared.SOURCE
+PARAMS: np.dtype[Any] = _shared.PARAMS
 PACKED = np.dtype([("scale", "<f4"), ("n", "<i4"), ("bias", "<f4", 4), ("step", "<i2"), ("tail", "<f4")])
 """The same fields without OpenCL's padding: bias at 8, not 16."""
 MEMBERS = {"scale": 1.5, "n": 200, "bias": (0.25, -7.0, 3.0, 0.5), "step": 6, "tail": -0.125}
