@@ -11,7 +11,9 @@ parameter reports its name, address space (global, constant, local, private
 for pointers; None by value), constness and — where it is a scalar or vector
 type — its :class:`~accelcore.values.ValueType`. What cannot be read (a
 struct, a typedef of one, ``size_t``) is reported with ``value_type`` None and the
-type text, so a caller can refuse naming it. Linear in the source size.
+type text, so a caller can refuse naming it. Linear in the source size: a macro expansion
+that would grow past 4x its text plus 1 KiB (macros naming several others grow exponentially) is
+abandoned and its names stay unknown.
 """
 
 from __future__ import annotations
@@ -174,6 +176,9 @@ _SPACES = {
 }
 _UNSIGNED = {"char": "uchar", "short": "ushort", "int": "uint", "long": "ulong"}
 _MAX_MACRO_ROUNDS = 8
+_MAX_EXPANSION = 1024
+"""Characters a macro expansion may add beyond 4x its text (see ``_substitute``)."""
+_IDENTIFIER = re.compile(r"[A-Za-z_]\w*")
 
 
 def build_option_macros(build_options: str) -> dict[str, str]:
@@ -201,14 +206,42 @@ def build_option_macros(build_options: str) -> dict[str, str]:
 
 
 def _substitute(text: str, macros: dict[str, str]) -> str:
+    """``text`` with the object-like macros expanded (at most ``_MAX_MACRO_ROUNDS`` rounds). An expansion
+    that grows past ``_MAX_EXPANSION`` (4x the text plus 1 KiB: macros that each name several others grow
+    it exponentially) is abandoned: the text comes back unexpanded, so its names stay unknown types."""
     if not macros:
         return text
-    for _ in range(_MAX_MACRO_ROUNDS):
-        replaced = re.sub(r"[A-Za-z_]\w*", lambda m: macros.get(m.group(0), m.group(0)), text)
-        if replaced == text:
-            break
-        text = replaced
+    original = text
+    limit = 4 * len(text) + _MAX_EXPANSION
+    inserted = 0
+
+    def expand(match: re.Match[str]) -> str:
+        nonlocal inserted
+        name = match.group(0)
+        value = macros.get(name)
+        if value is None:
+            return name
+        inserted += len(value)
+        if inserted > limit:  # bounds one round's output too, not only the rounds' total
+            raise _TooLong
+        return value
+
+    try:
+        for _ in range(_MAX_MACRO_ROUNDS):
+            inserted = 0
+            replaced = _IDENTIFIER.sub(expand, text)
+            if replaced == text:
+                break
+            if len(replaced) > limit:
+                return original
+            text = replaced
+    except _TooLong:
+        return original
     return text
+
+
+class _TooLong(Exception):
+    """A macro expansion went past its bound (see ``_substitute``)."""
 
 
 def _value_type(names: list[str]) -> ValueType | None:
