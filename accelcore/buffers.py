@@ -158,6 +158,9 @@ class BufferRange:
         return cls(0, size)
 
 
+_SOURCE, _DESTINATION = int(BufferUsage.TRANSFER_SOURCE), int(BufferUsage.TRANSFER_DESTINATION)
+
+
 def validate_transfer(desc: BufferDesc, offset: object, length: int, *, write: bool) -> int:
     """The device-independent checks of one ``write_buffer`` / ``read_buffer``; returns ``offset``.
 
@@ -166,6 +169,11 @@ def validate_transfer(desc: BufferDesc, offset: object, length: int, *, write: b
     past it → OUT_OF_BOUNDS. Every provider and the engine call this one check, so the same
     condition gives the same kind and wording everywhere.
     """
+    size = desc.bytes
+    if type(offset) is int and 0 <= offset < size and offset + length <= size:
+        # The common case in one pass of plain ints (an IntFlag ``&`` builds a flag object).
+        if int.__and__(desc.usage, _DESTINATION if write else _SOURCE):
+            return offset
     verb = "write_buffer" if write else "read_buffer"
     start = check_u64(f"{verb} offset", offset)
     needed = BufferUsage.TRANSFER_DESTINATION if write else BufferUsage.TRANSFER_SOURCE

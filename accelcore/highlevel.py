@@ -257,6 +257,11 @@ class Device:
         ``_SPECS_KEPT``; cleared when full; a spec naming a freed buffer is refused by the engine as stale)."""
         """Idle temporary buffers of finished calls on host arrays, reused by later calls."""
         self.domain = choose_domain(self.engine.info, domain)
+        self._domain_number = int(self.domain)
+        self._tails: dict[tuple[int, AccessMode], tuple[tuple[int, int, int], int, BufferRange | None]] = {}
+        """Per (array bytes, access) of a host array: its pool key, guard bytes and the range bound
+        (the array's bytes at offset 0; None without a guard): worked out once per size (at most
+        ``_SPECS_KEPT``; cleared when full)."""
         self.context = 0
         self.queue = 0
         if start:
@@ -338,24 +343,37 @@ class Device:
                 raise
         return buffer
 
-    def _take_temporary(self, nbytes: int, access: AccessMode) -> tuple[int, tuple[int, int, int]]:
-        """A buffer for one call on a host array and its pool key: an idle one of the same size, access
+    def _take_temporary(
+        self, nbytes: int, access: AccessMode
+    ) -> tuple[int, tuple[int, int, int], int, BufferRange | None]:
+        """A buffer for one call on a host array, its pool key, guard bytes and the range to bind (see
+        ``_tails``): an idle one of the same size, access
         and domain from the pool, else a new one (when the allocation hits a limit, the idle ones are
         freed first). Its first ``nbytes`` are the array's; a guard tail of :meth:`guard_bytes` holding
         :func:`guard_pattern` follows them (a pooled buffer's guard is intact: a run gives back only
         buffers whose guard it read back unchanged)."""
-        key = (nbytes, int(access), int(self.domain))
+        key, guard, rng = self._tail(nbytes, access)
         found = self.pool.take(key)
         if found is not None:
-            return found, key
-        guard = self.guard_bytes(nbytes)
+            return found, key, guard, rng
         try:
-            return self._allocate_guarded(nbytes, guard, access), key
+            return self._allocate_guarded(nbytes, guard, access), key, guard, rng
         except BackendError as exc:
             if exc.kind is not ErrorKind.RESOURCE_LIMIT or not self.pool.idle_bytes:
                 raise
         self._free_all(self.pool.clear())
-        return self._allocate_guarded(nbytes, guard, access), key
+        return self._allocate_guarded(nbytes, guard, access), key, guard, rng
+
+    def _tail(self, nbytes: int, access: AccessMode) -> tuple[tuple[int, int, int], int, BufferRange | None]:
+        """(pool key, guard bytes, bound range) of a temporary buffer for a host array (see ``_tails``)."""
+        known = self._tails.get((nbytes, access))
+        if known is None:
+            if len(self._tails) >= _SPECS_KEPT:
+                self._tails.clear()
+            guard = self.guard_bytes(nbytes)
+            known = (nbytes, int(access), self._domain_number), guard, BufferRange(0, nbytes) if guard else None
+            self._tails[nbytes, access] = known
+        return known
 
     def _give_temporary(self, key: tuple[int, int, int], buffer: int) -> None:
         """Back into the pool under the key it was taken with (its event destroyed: no event references
@@ -1083,6 +1101,13 @@ class Binding:
     access: AccessMode
     value: npt.NDArray[Any] | DeviceArray
     readback: bool = True
+    source: MemorySource | None = field(default=None, init=False, compare=False)
+    """A host array's bytes as the engine's write takes them, made once (a view: no copy)."""
+
+    def __post_init__(self) -> None:
+        value = self.value
+        if isinstance(value, np.ndarray) and value.flags.c_contiguous and value.nbytes:
+            object.__setattr__(self, "source", MemorySource(value.reshape(-1).view(np.uint8).data))
 
 
 @dataclass
@@ -1130,7 +1155,8 @@ class Run:
         self.label = label
         engine = device.engine
         self._engine = engine
-        self.progress = progress if progress is not None else Progress()
+        self.progress = progress
+        """Phases and timings (see :class:`Progress`), kept only when one is given (``accel run`` does)."""
         self._temporary: list[tuple[int, tuple[int, int, int]]] = []
         """(buffer, pool key) of each temporary buffer (see :class:`TemporaryPool`)."""
         self._guards: list[tuple[str, int, int, int, bool]] = []
@@ -1145,11 +1171,11 @@ class Run:
         """What the kernel writes, by parameter name (read back by :meth:`wait`)."""
         self._state: EventState | None = None
         self._started = 0.0
-        timings = self.progress.timings
-        bindings = []
+        temporary, bindings = self._temporary, []
         try:
-            self.progress.phase = "allocate"
-            started = time.perf_counter()
+            if progress is not None:
+                progress.phase = "allocate"
+                started = time.perf_counter()
             buffers: list[int] = []
             ranges: list[BufferRange | None] = []
             for bound in plan:
@@ -1160,25 +1186,29 @@ class Run:
                     ranges.append(None)  # the user's own allocation: bound whole, no guard
                 else:
                     nbytes = bound.value.nbytes
-                    buffer, key = device._take_temporary(nbytes, bound.access)
-                    self._temporary.append((buffer, key))
-                    buffers.append(buffer)
                     # Only the array's bytes are bound (at offset 0): the guard tail follows them in the
                     # same allocation, where a kernel writing past the end of the argument lands.
-                    guard = device.guard_bytes(nbytes)
-                    ranges.append(BufferRange(0, nbytes) if guard else None)
+                    buffer, key, guard, rng = device._take_temporary(nbytes, bound.access)
+                    temporary.append((buffer, key))
+                    buffers.append(buffer)
+                    ranges.append(rng)
                     if guard and bound.access in _WRITING:
                         self._guards.append((bound.name, buffer, nbytes, guard, bound.readback))
-            timings["allocate_s"] = time.perf_counter() - started
-            self.progress.phase = "write"
-            started = time.perf_counter()
+            if progress is not None:
+                now = time.perf_counter()
+                progress.timings["allocate_s"] = now - started
+                progress.phase = "write"
+                started = now
             specs = device._specs
             for bound, buffer, rng in zip(plan, buffers, ranges, strict=True):
                 writes = bound.access in _WRITING
                 if isinstance(bound.value, np.ndarray):
                     # Write-only buffers are uploaded too: elements the kernel leaves alone come back as
                     # they were, never as whatever the device memory held.
-                    engine.write_buffer(buffer, 0, MemorySource(bound.value.reshape(-1).view(np.uint8).data))
+                    source = bound.source
+                    if source is None:
+                        source = MemorySource(bound.value.reshape(-1).view(np.uint8).data)
+                    engine.write_buffer(buffer, 0, source)
                     if writes and bound.readback:
                         self._readback.append((buffer, bound.value))
                 if writes:
@@ -1191,28 +1221,32 @@ class Run:
                         specs.clear()
                     spec = specs[spec_key] = (bound.slot, buffer, rng, bound.access)
                 bindings.append(spec)
-            timings["transfer_in_s"] = time.perf_counter() - started
-            if isinstance(timeout, Timeout):
+            if timeout is None:
+                deadline = Timeout.INFINITE
+            elif isinstance(timeout, Timeout):
                 deadline = timeout
             else:
-                deadline = Timeout.INFINITE if timeout is None else Timeout.after_ns(max(1, int(timeout * 1e9)))
-            self.progress.phase = "submit"
-            if self.progress.on_phase is not None:
-                self.progress.on_phase("submit")
-            self._started = time.perf_counter()
+                deadline = Timeout.after_ns(max(1, int(timeout * 1e9)))
+            if progress is not None:
+                progress.timings["transfer_in_s"] = time.perf_counter() - started
+                progress.phase = "submit"
+                if progress.on_phase is not None:
+                    progress.on_phase("submit")
+                self._started = time.perf_counter()
             try:
                 self.event = engine.submit(device.queue, program, bindings, deadline)
             except SubmitIndeterminate as exc:
                 # Acceptance unknown: the event exists and may pin the buffers; the device's reset settles
                 # them. Nothing is released here (a free of a pinned buffer would hide the real outcome).
                 self.event = exc.event
-                self._temporary.clear()
+                temporary.clear()
                 raise
             except SubmitRejected as exc:
-                if not self.progress.raw_submit_errors:
+                if progress is None or not progress.raw_submit_errors:
                     raise exc.error from exc  # the contract's refusal, as a BackendError
                 raise
-            self.progress.phase = "execute"
+            if progress is not None:
+                progress.phase = "execute"
         except BaseException:
             self._release()
             raise
@@ -1250,11 +1284,10 @@ class Run:
             else:
                 seen = np.empty(guard, dtype=np.uint8)
                 self._engine.read_buffer_into(buffer, nbytes, seen.data)
-            pattern = guard_pattern(guard)
             if seen.tobytes() == _pattern_bytes(guard):
                 self._broken.discard(buffer)
             else:
-                changed = seen != pattern
+                changed = seen != guard_pattern(guard)
                 last = int(np.flatnonzero(changed)[-1]) + 1
                 problems.append(
                     f"argument {name} ({nbytes} bytes given; {int(changed.sum())} bytes beyond it changed, "
@@ -1295,13 +1328,15 @@ class Run:
             state = self._engine.wait(self.event, timeout)
             self._state = state
             progress = self.progress
-            progress.timings["execute_s"] = time.perf_counter() - self._started
-            if progress.on_phase is not None:
-                progress.on_phase("executed")
+            if progress is not None:
+                progress.timings["execute_s"] = time.perf_counter() - self._started
+                if progress.on_phase is not None:
+                    progress.on_phase("executed")
             try:
                 if state.status is EventStatus.COMPLETE:
-                    progress.phase = "read"
-                    started = time.perf_counter()
+                    if progress is not None:
+                        progress.phase = "read"
+                        started = time.perf_counter()
                     staged: dict[int, npt.NDArray[np.uint8]] = {}
                     self._overrun = self._check_guards(staged)
                     if self._overrun is not None:
@@ -1312,8 +1347,10 @@ class Run:
                             self._engine.read_buffer_into(buffer, 0, _bytes_view(array))
                         else:
                             _bytes_view(array)[:] = whole.data[: array.nbytes]
-                    progress.timings["transfer_out_s"] = time.perf_counter() - started
-                progress.phase = "done"
+                    if progress is not None:
+                        progress.timings["transfer_out_s"] = time.perf_counter() - started
+                if progress is not None:
+                    progress.phase = "done"
             finally:
                 try:
                     self._engine.destroy_event(self.event)

@@ -120,7 +120,17 @@ class _Argument:
 class _LaunchPlan:
     """What a checked binding list launches (immutable; cached on the program, see ``_check_submission``)."""
 
-    __slots__ = ("arguments", "buffers", "count_argument", "global_size", "key", "local_size", "natives", "ranged")
+    __slots__ = (
+        "arguments",
+        "buffers",
+        "count_argument",
+        "global_size",
+        "key",
+        "local_size",
+        "natives",
+        "ranged",
+        "viewed",
+    )
 
     def __init__(
         self,
@@ -141,11 +151,20 @@ class _LaunchPlan:
         """(argument index, native buffer) of the whole-buffer bindings: the same on every use (a
         buffer's native object is fixed while it is live, and a plan is used only for live buffers)."""
         self.ranged = tuple(a for a in arguments if not a.whole)
-        """The partial-range bindings: each use makes its own sub-buffers."""
+        """The partial-range bindings: bound through their buffer's kept sub-buffers (``OpenCLBuffer.views``)
+        or sub-buffers of their own."""
+        self.viewed: tuple[tuple[int, Any], ...] | None = None if self.ranged else self.natives
+        """The whole argument list once every ranged binding has a kept sub-buffer (set by the first such
+        submission; a kept view lives as long as its buffer, and a plan is used only for live buffers):
+        then a submission binds as the whole-buffer case does, with no per-call sub-buffer work."""
 
 
 class OpenCLAccelerator:
     """An ``Accelerator`` for one OpenCL device (see the module docstring)."""
+
+    _VIEWS_KEPT = 4
+    """Sub-buffers a buffer keeps (its first distinct bound ranges, see ``OpenCLBuffer.views``); a
+    submission binding any other range makes its own, released with its event."""
 
     def __init__(self, native: NativeDevice) -> None:
         self._cl = load_pyopencl()
@@ -308,16 +327,28 @@ class OpenCLAccelerator:
             raise ReleaseRejected(error, buffer) from None
         if buffer.in_flight:
             raise ReleaseRejected(still_referenced("buffer", buffer.in_flight), buffer)
+        failure: BackendError | None = None
+        views = buffer.views
+        if views:  # child before parent: the kept sub-buffers first
+            for sub in views.values():
+                try:
+                    with cl_call("clReleaseMemObject", "releasing a sub-buffer of a freed buffer"):
+                        sub.release()
+                except BackendError as error:
+                    failure = failure or error
+            self.live.remove("sub_buffers", len(views))
+            views.clear()
         try:
             with cl_call("clReleaseMemObject", "releasing a buffer"):
                 buffer.native.release()
         except BackendError as error:
-            # The native release was attempted: whether the object is gone is unknown, so the
-            # handle cannot come back for a retry (as on every provider: indeterminate).
-            self._forget_buffer(buffer)
-            self.live.add("indeterminate")
-            raise ReleaseIndeterminate(error) from None
+            failure = failure or error
         self._forget_buffer(buffer)
+        if failure is not None:
+            # A native release was attempted: whether the object is gone is unknown, so the
+            # handle cannot come back for a retry (as on every provider: indeterminate).
+            self.live.add("indeterminate")
+            raise ReleaseIndeterminate(failure) from None
 
     def _forget_buffer(self, buffer: OpenCLBuffer) -> None:
         buffer.live = False
@@ -437,15 +468,17 @@ class OpenCLAccelerator:
             plan = self._check_submission(queue, program, bindings)
         except BackendError as error:
             raise SubmitRejected(error) from None
-        if plan.ranged:
+        arguments = plan.viewed
+        if arguments is None:
             return self._enqueue(queue, program, plan, deadline)
-        # Whole-buffer bindings only (the common case): no sub-buffers, the plan's argument list as is.
+        # Whole-buffer bindings or kept views only (the common case): no sub-buffers of its own, the
+        # plan's argument list as is.
         submission = Submission(
             queue,
             program,
             plan.buffers,
             _NO_SUB_BUFFERS,
-            plan.natives,
+            arguments,
             plan.count_argument,
             plan.global_size,
             plan.local_size,
@@ -561,12 +594,16 @@ class OpenCLAccelerator:
         self, queue: OpenCLQueue, program: OpenCLProgram, plan: _LaunchPlan, deadline_ns: int | None
     ) -> OpenCLEvent:
         sub_buffers: list[Any] = []
-        arguments: Sequence[tuple[int, Any]] = plan.natives
+        """Sub-buffers this submission owns (released with its event): ranges past a buffer's kept views."""
+        arguments: list[tuple[int, Any]] = list(plan.natives)
         for argument in plan.ranged:
-            native = argument.buffer.native
-            if not argument.whole:
+            buffer = argument.buffer
+            views = buffer.views
+            key = (argument.offset, argument.bytes)
+            native = views.get(key)
+            if native is None:
                 try:
-                    native = native.get_sub_region(argument.offset, argument.bytes)
+                    native = buffer.native.get_sub_region(argument.offset, argument.bytes)
                 except native_errors() as exc:
                     for sub in sub_buffers:
                         sub.release()
@@ -576,8 +613,14 @@ class OpenCLAccelerator:
                         f"binding slot {argument.slot} range {argument.offset}+{argument.bytes}",
                     )
                     raise SubmitRejected(error) from None
-                sub_buffers.append(native)
-            arguments = [*arguments, (argument.index, native)]
+                if len(views) < self._VIEWS_KEPT:
+                    views[key] = native
+                    self.live.add("sub_buffers")
+                else:
+                    sub_buffers.append(native)
+            arguments.append((argument.index, native))
+        if not sub_buffers:
+            plan.viewed = tuple(arguments)  # every range has its kept view: later submissions take the fast path
         submission = Submission(
             queue,
             program,

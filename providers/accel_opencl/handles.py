@@ -59,6 +59,10 @@ class OpenCLBuffer:
     serial: int = field(default_factory=lambda: next(_serial))
     in_flight: int = 0
     live: bool = True
+    views: dict[tuple[int, int], Any] = field(default_factory=dict)
+    """Sub-buffers (``clCreateSubBuffer`` views, no memory of their own) of the first few ranges
+    bound, by (offset, bytes): made once, reused by every submission binding that range, released
+    before the buffer itself in ``free_buffer`` (see ``OpenCLAccelerator._VIEWS_KEPT``)."""
 
     def __repr__(self) -> str:
         d = self.info.desc

@@ -51,6 +51,7 @@ class BounceStaged(OpenCLAccelerator):
         )
         staged.natives = tuple((argument.index, bounce) for bounce, argument in pairs)
         staged.ranged = ()
+        staged.viewed = staged.natives
         self._pending = pairs
         return staged
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import operator
 import threading
 import time
 from typing import Any
@@ -286,7 +287,52 @@ def test_event_resources_are_released_with_the_event(rig: Any, make_package: Any
     assert rig.wait(event) == EventState.COMPLETE
     rig.accel.destroy_event(event)
     live = rig.accel.live_resources()
-    assert live["user_events"] == 0 and live["kernel_events"] == 0 and live["sub_buffers"] == 0
+    # The event's kernel event is gone; the two views stay with their buffers until these are freed.
+    assert live["user_events"] == 0 and live["kernel_events"] == 0 and live["sub_buffers"] == 2
+    rig.accel.free_buffer(src)
+    rig.accel.free_buffer(dst)
+    rig.buffers.remove(src)
+    rig.buffers.remove(dst)
+    assert rig.accel.live_resources()["sub_buffers"] == 0
+
+
+def test_a_bound_range_keeps_its_sub_buffer_and_ranges_past_the_kept_ones_own_theirs(
+    rig: Any, make_package: Any
+) -> None:
+    """The first ``_VIEWS_KEPT`` distinct ranges of a buffer get a sub-buffer that every later submission
+    of that range reuses (no clCreateSubBuffer per call); any further range's sub-buffer belongs to its
+    submission and is released with its event. Every one binds the right bytes."""
+    align = rig.accel.memory.base_alignment
+    kept = rig.accel._VIEWS_KEPT
+    lengths = [align * (i + 1) for i in range(kept + 2)]  # kept + 2 distinct ranges at offset 0
+    size = (lengths[-1] + align) // 4  # longer than every range: none is the whole buffer
+    expected, untouched = np.arange(size, dtype=np.uint32) * 2 + 1, np.full(size, SENTINEL, np.uint32)
+    program = rig.load(make_package())
+    src, dst = rig.buffer(np.arange(size, dtype=np.uint32), "r"), rig.buffer(untouched, "w")
+    seen: list[Any] = []
+    for round_ in range(2):
+        for i, length in enumerate(lengths):
+            rig.accel.write_buffer(dst, 0, MemorySource(untouched.tobytes()))
+            bindings = [
+                BindingRef(0, src, BufferRange(0, length), AccessMode.READ),
+                BindingRef(1, dst, BufferRange(0, length), AccessMode.WRITE),
+            ]
+            event = rig.accel.submit(rig.queue, program, bindings, Timeout.INFINITE)
+            owned = len(event.submission.sub_buffers)
+            assert owned == (0 if i < kept else 2), (i, owned)
+            natives = [native for index, native in event.submission.arguments if index in (0, 1)]
+            assert rig.wait(event) == EventState.COMPLETE
+            rig.accel.destroy_event(event)
+            got = _out(rig, dst)
+            count = length // 4
+            assert np.array_equal(got[:count], expected[:count]) and np.array_equal(got[count:], untouched[count:])
+            if i < kept:
+                if round_ == 0:
+                    seen.append(natives)
+                else:  # the very same sub-buffer objects as the first round's
+                    assert all(map(operator.is_, natives, seen[i]))
+            assert rig.accel.live_resources()["sub_buffers"] == 2 * min(kept, len(lengths) if round_ else i + 1)
+    assert len(src.views) == kept and len(dst.views) == kept
 
 
 def test_a_held_submission_holds_a_gate_until_its_event_is_destroyed(rig: Any, make_package: Any) -> None:
@@ -382,6 +428,7 @@ def test_a_failed_sub_buffer_release_makes_destroy_event_indeterminate(entry: An
     from accelcore import BufferDesc, BufferUsage, MemoryDomain, QueueDesc, ReleaseIndeterminate
 
     accel = provider_family.open(entry)
+    accel._VIEWS_KEPT = 0  # no kept views: the submission owns its sub-buffers (ranges past the kept ones)
     context = accel.create_context(ContextDesc())
     queue = accel.create_queue(context, QueueDesc())
     program = accel.load_package(context, make_package(), 64 << 20)
@@ -412,6 +459,52 @@ def test_a_failed_sub_buffer_release_makes_destroy_event_indeterminate(entry: An
     assert live["sub_buffers"] == 0 and live["kernel_events"] == 0 and live["indeterminate"] == 1
     accel.free_buffer(src.buffer)  # the event no longer pins its buffers
     accel.free_buffer(dst.buffer)
+    accel.unload_program(program)
+    accel.destroy_queue(queue)
+    accel.destroy_context(context)
+
+
+def test_a_failed_release_of_a_kept_sub_buffer_makes_free_buffer_indeterminate(entry: Any, make_package: Any) -> None:
+    """A kept view whose native release fails when its buffer is freed: the buffer is still released
+    natively and gone, and free_buffer raises ReleaseIndeterminate naming the call (never a raw error)."""
+    from accel_opencl import provider_family
+
+    from accelcore import BufferDesc, BufferUsage, MemoryDomain, QueueDesc, ReleaseIndeterminate
+
+    accel = provider_family.open(entry)
+    context = accel.create_context(ContextDesc())
+    queue = accel.create_queue(context, QueueDesc())
+    program = accel.load_package(context, make_package(), 64 << 20)
+    transfer = BufferUsage.TRANSFER_SOURCE | BufferUsage.TRANSFER_DESTINATION
+    src = accel.allocate_buffer(context, BufferDesc(N * 4, 16, MemoryDomain.HOST, transfer | BufferUsage.PROGRAM_INPUT))
+    dst = accel.allocate_buffer(
+        context, BufferDesc(N * 4, 16, MemoryDomain.HOST, transfer | BufferUsage.PROGRAM_OUTPUT)
+    )
+    align = accel.memory.base_alignment
+    event = accel.submit(
+        queue,
+        program,
+        [
+            BindingRef(0, src.buffer, BufferRange(0, align), AccessMode.READ),
+            BindingRef(1, dst.buffer, BufferRange(0, align), AccessMode.WRITE),
+        ],
+        Timeout.INFINITE,
+    )
+    deadline = time.monotonic() + 60
+    while not accel.poll_event(event).is_terminal and time.monotonic() < deadline:
+        time.sleep(0.001)
+    assert accel.poll_event(event) == EventState.COMPLETE
+    accel.destroy_event(event)
+    assert accel.live_resources()["sub_buffers"] == 2
+    next(iter(src.buffer.views.values())).release()  # gone already: the provider's own release now fails
+    with pytest.raises(ReleaseIndeterminate) as info:
+        accel.free_buffer(src.buffer)
+    assert "clReleaseMemObject" in str(info.value) and "sub-buffer" in str(info.value)
+    live = accel.live_resources()
+    assert live["sub_buffers"] == 1 and live["buffers"] == 1 and live["indeterminate"] == 1
+    assert not src.buffer.live and not src.buffer.views
+    accel.free_buffer(dst.buffer)
+    assert accel.live_resources()["sub_buffers"] == 0
     accel.unload_program(program)
     accel.destroy_queue(queue)
     accel.destroy_context(context)

@@ -91,3 +91,39 @@ def test_remembered_routes_and_bindings_keep_every_check() -> None:
         host_y.flags.writeable = False
         with pytest.raises(ac.BackendError, match="read-only"):
             kernel(a=np.float32(2.0), x=x, y=host_y, n=np.int32(64), global_size=64)
+
+
+def test_a_remembered_binding_uploads_what_the_array_holds_now(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A host array's Binding (and the byte view it writes from) is made once and reused, but every call
+    uploads the array's current contents: changes made in place between calls are what the kernel sees.
+    The per-size facts of temporaries stay bounded; a run keeps phases and timings only when asked."""
+    monkeypatch.setattr(highlevel, "_SPECS_KEPT", 4)
+    x = np.arange(64, dtype=np.float32)
+    with _first_opencl() as dev:
+        kernel = dev.kernel(SAXPY_CL.encode())
+        sources = []
+        for step in range(4):
+            x[:] = np.arange(64, dtype=np.float32) * (step + 1)  # the same object, new contents
+            y = np.ones(64, dtype=np.float32)
+            run = kernel.submit(a=np.float32(2.0), x=x, y=y, n=np.int32(64), global_size=64)
+            assert run.progress is None
+            run.wait()
+            assert np.array_equal(y, 2 * x + 1), step
+            sources.append(kernel._bindings[min(kernel._bindings)][0].source)
+        assert sources[0] is not None and all(source is sources[0] for source in sources)
+        for size in range(1, 12):  # more sizes than _SPECS_KEPT: the remembered facts are cleared, not grown
+            y = np.ones(size, dtype=np.float32)
+            kernel(a=np.float32(2.0), x=x[:size], y=y, n=np.int32(size), global_size=size)
+            assert np.array_equal(y, 2 * x[:size] + 1), size
+            assert len(dev._tails) <= 4
+        progress = highlevel.Progress()
+        y = np.ones(64, dtype=np.float32)
+        pkg, data, _ = kernel._packed({"a": np.float32(2.0), "n": np.int32(64)}, 64, None)
+        plan = [
+            highlevel.Binding("x", 1, ac.AccessMode.READ, x),
+            highlevel.Binding("y", 2, ac.AccessMode.READ_WRITE, y),
+        ]
+        highlevel.Run(dev, kernel._program(pkg, data), plan, None, progress=progress).wait()
+        assert np.array_equal(y, 2 * x + 1)
+        assert progress.phase == "done"
+        assert set(progress.timings) == {"allocate_s", "transfer_in_s", "execute_s", "transfer_out_s"}
