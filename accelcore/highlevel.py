@@ -55,7 +55,7 @@ from .opencl_signature import opencl_kernels
 from .pack import binding_names, detect_module_kind, pack_module
 from .package import Dispatch, DispatchKind, KernelPackage, ModuleKind
 from .package_codec import MAGIC, parse_package, write_package
-from .ports import MemorySource
+from .ports import MemorySink, MemorySource
 from .program import ArtifactRef
 from .registry import DeviceEntry
 from .spirv import SpirvType, inspect_spirv
@@ -262,6 +262,10 @@ class Device:
         """Per (array bytes, access) of a host array: its pool key, guard bytes and the range bound
         (the array's bytes at offset 0; None without a guard): worked out once per size (at most
         ``_SPECS_KEPT``; cleared when full)."""
+        self._scratch: dict[int, tuple[npt.NDArray[np.uint8], MemorySink]] = {}
+        """Per temporary buffer (by ID) read back whole with its guard (see ``_STAGED_READ_BYTES``): the host
+        array that read lands in, made once. A temporary belongs to one run at a time and the run copies
+        out of it before it ends, so one per buffer suffices; dropped when the buffer is freed."""
         self.context = 0
         self.queue = 0
         if start:
@@ -311,6 +315,7 @@ class Device:
             return
         self._closed = True
         self.pool.clear()  # the reset below releases them with everything else
+        self._scratch.clear()
         try:
             self.quarantined = self.engine.reset()
         finally:
@@ -384,7 +389,21 @@ class Device:
 
     def _free_all(self, buffers: Sequence[int]) -> None:
         for buffer in buffers:
-            self.engine.free_buffer(buffer)
+            self._free_temporary(buffer)
+
+    def _free_temporary(self, buffer: int) -> None:
+        self._scratch.pop(buffer, None)
+        self.engine.free_buffer(buffer)
+
+    def _staging(self, buffer: int, nbytes: int) -> tuple[npt.NDArray[np.uint8], MemorySink]:
+        """The scratch array (and a sink over it) a temporary buffer of ``nbytes`` in all is read into."""
+        known = self._scratch.get(buffer)
+        if known is None or known[0].nbytes != nbytes:
+            if len(self._scratch) >= _SPECS_KEPT:
+                self._scratch.clear()
+            whole = np.empty(nbytes, dtype=np.uint8)
+            known = self._scratch[buffer] = (whole, MemorySink(whole.data))
+        return known
 
     def array(self, data: npt.ArrayLike) -> DeviceArray:
         """A device-resident copy of ``data`` (readable and writable by kernels)."""
@@ -731,6 +750,11 @@ class Kernel:
         self._routes: dict[tuple[str, ...], tuple[tuple[str, str, bool], ...]] = {}
         """Per tuple of keyword names of an all-keyword call that routed without error: (parameter name,
         keyword, is a buffer) in routing order, so the same names route again without re-checking."""
+        self._last_run: tuple[tuple[str, ...], tuple[object, ...], object, object, bytes, int, Any] | None = None
+        """The previous all-keyword call on device arrays and immutable values only: (names, the value objects,
+        global size, groups, program cache key, program, its Run's ``prepared``). A call with the very same
+        objects (nothing in them can change: a device array's buffer, shape and dtype are fixed) reuses the
+        binding work; a freed array's buffer is refused by the engine as on any call."""
         self.package: KernelPackage | None = None
         if module.startswith(MAGIC[:4]):
             self.package = parse_package(module)
@@ -975,6 +999,19 @@ class Kernel:
         timeout: float | None,
     ) -> Run:
         self.device._check_open()
+        last = self._last_run
+        if (
+            last is not None
+            and not args
+            and last[0] == tuple(kwargs)
+            and all(map(operator.is_, last[1], kwargs.values()))
+            and (global_size is last[2] or (type(global_size) is int and global_size == last[2]))
+            and groups is last[3]
+        ):
+            loaded = self._programs.get(last[4])
+            if loaded is not None and loaded[0] == last[5]:  # still loaded (a full cache unloads the oldest)
+                self._programs.move_to_end(last[4])
+                return Run(self.device, last[5], (), timeout, label=self.name, prepared=last[6])
         buffers, others = self._route(args, kwargs)
         pkg, data, layout = self._packed(others, global_size, groups)
         plan = []
@@ -1003,7 +1040,28 @@ class Kernel:
                 reuse[slot.slot] = (made, *recent[: _BINDINGS_PER_SLOT - 1])
             plan.append(made)
         program = self._program(pkg, data)
-        return Run(self.device, program, plan, timeout, label=self.name)
+        run = Run(self.device, program, plan, timeout, label=self.name)
+        values = tuple(kwargs.values())
+        if (
+            run.prepared is not None
+            and not args
+            and all(
+                type(v) is DeviceArray
+                or type(v) in _IMMUTABLE
+                or (isinstance(v, np.generic) and not isinstance(v, np.void))
+                for v in values
+            )
+            and (
+                global_size is None
+                or type(global_size) is int
+                or (type(global_size) is tuple and all(type(g) is int for g in global_size))
+            )
+            and (groups is None or (type(groups) is tuple and all(type(g) is int for g in groups)))
+        ):
+            self._last_run = (tuple(kwargs), values, global_size, groups, data, program, run.prepared)
+        else:
+            self._last_run = None
+        return run
 
     def _layout(self, pkg: KernelPackage) -> tuple[_Slot, ...]:
         """Each buffer parameter's binding row in ``pkg`` and what its array is checked against."""
@@ -1150,6 +1208,7 @@ class Run:
         *,
         label: str = "kernel",
         progress: Progress | None = None,
+        prepared: tuple[tuple[Any, ...], list[Any], dict[str, Any]] | None = None,
     ) -> None:
         self.device = device
         self.label = label
@@ -1171,56 +1230,18 @@ class Run:
         """What the kernel writes, by parameter name (read back by :meth:`wait`)."""
         self._state: EventState | None = None
         self._started = 0.0
-        temporary, bindings = self._temporary, []
+        self.prepared: tuple[tuple[Any, ...], list[Any], dict[str, Any]] | None = prepared
+        """(engine binding specs, written arrays, outputs) of a run that bound device arrays only: what a
+        later run with the very same arguments passes as ``prepared`` to skip the binding work."""
+        temporary = self._temporary
         try:
-            if progress is not None:
-                progress.phase = "allocate"
-                started = time.perf_counter()
-            buffers: list[int] = []
-            ranges: list[BufferRange | None] = []
-            for bound in plan:
-                if isinstance(bound.value, DeviceArray):
-                    if bound.value.device is not device:
-                        raise _invalid(f"argument {bound.name} lives on {bound.value.device.id}, not {device.id}")
-                    buffers.append(bound.value.buffer)
-                    ranges.append(None)  # the user's own allocation: bound whole, no guard
-                else:
-                    nbytes = bound.value.nbytes
-                    # Only the array's bytes are bound (at offset 0): the guard tail follows them in the
-                    # same allocation, where a kernel writing past the end of the argument lands.
-                    buffer, key, guard, rng = device._take_temporary(nbytes, bound.access)
-                    temporary.append((buffer, key))
-                    buffers.append(buffer)
-                    ranges.append(rng)
-                    if guard and bound.access in _WRITING:
-                        self._guards.append((bound.name, buffer, nbytes, guard, bound.readback))
-            if progress is not None:
-                now = time.perf_counter()
-                progress.timings["allocate_s"] = now - started
-                progress.phase = "write"
-                started = now
-            specs = device._specs
-            for bound, buffer, rng in zip(plan, buffers, ranges, strict=True):
-                writes = bound.access in _WRITING
-                if isinstance(bound.value, np.ndarray):
-                    # Write-only buffers are uploaded too: elements the kernel leaves alone come back as
-                    # they were, never as whatever the device memory held.
-                    source = bound.source
-                    if source is None:
-                        source = MemorySource(bound.value.reshape(-1).view(np.uint8).data)
-                    engine.write_buffer(buffer, 0, source)
-                    if writes and bound.readback:
-                        self._readback.append((buffer, bound.value))
-                if writes:
-                    self._results.append(bound.value)
-                    self.outputs[bound.name] = bound.value
-                spec_key = (bound.slot, buffer, bound.access)
-                spec = specs.get(spec_key)
-                if spec is None:
-                    if len(specs) >= _SPECS_KEPT:
-                        specs.clear()
-                    spec = specs[spec_key] = (bound.slot, buffer, rng, bound.access)
-                bindings.append(spec)
+            if prepared is None:
+                bindings: Sequence[Any] = self._bind(plan, progress)
+                if not temporary:
+                    self.prepared = (tuple(bindings), self._results, self.outputs)
+            else:
+                bindings, self._results, outputs = prepared
+                self.outputs = dict(outputs)
             if timeout is None:
                 deadline = Timeout.INFINITE
             elif isinstance(timeout, Timeout):
@@ -1228,7 +1249,6 @@ class Run:
             else:
                 deadline = Timeout.after_ns(max(1, int(timeout * 1e9)))
             if progress is not None:
-                progress.timings["transfer_in_s"] = time.perf_counter() - started
                 progress.phase = "submit"
                 if progress.on_phase is not None:
                     progress.on_phase("submit")
@@ -1251,6 +1271,63 @@ class Run:
             self._release()
             raise
 
+    def _bind(self, plan: Sequence[Binding], progress: Progress | None) -> list[Any]:
+        """Allocate (temporaries for host arrays), upload the host arrays and build the engine's binding
+        specs of ``plan``; what it allocated is in ``_temporary`` (released by the caller on failure)."""
+        device, engine, temporary = self.device, self._engine, self._temporary
+        bindings: list[Any] = []
+        if progress is not None:
+            progress.phase = "allocate"
+            started = time.perf_counter()
+        buffers: list[int] = []
+        ranges: list[BufferRange | None] = []
+        for bound in plan:
+            if isinstance(bound.value, DeviceArray):
+                if bound.value.device is not device:
+                    raise _invalid(f"argument {bound.name} lives on {bound.value.device.id}, not {device.id}")
+                buffers.append(bound.value.buffer)
+                ranges.append(None)  # the user's own allocation: bound whole, no guard
+            else:
+                nbytes = bound.value.nbytes
+                # Only the array's bytes are bound (at offset 0): the guard tail follows them in the
+                # same allocation, where a kernel writing past the end of the argument lands.
+                buffer, key, guard, rng = device._take_temporary(nbytes, bound.access)
+                temporary.append((buffer, key))
+                buffers.append(buffer)
+                ranges.append(rng)
+                if guard and bound.access in _WRITING:
+                    self._guards.append((bound.name, buffer, nbytes, guard, bound.readback))
+        if progress is not None:
+            now = time.perf_counter()
+            progress.timings["allocate_s"] = now - started
+            progress.phase = "write"
+            started = now
+        specs = device._specs
+        for bound, buffer, rng in zip(plan, buffers, ranges, strict=True):
+            writes = bound.access in _WRITING
+            if isinstance(bound.value, np.ndarray):
+                # Write-only buffers are uploaded too: elements the kernel leaves alone come back as
+                # they were, never as whatever the device memory held.
+                source = bound.source
+                if source is None:
+                    source = MemorySource(bound.value.reshape(-1).view(np.uint8).data)
+                engine.write_buffer(buffer, 0, source)
+                if writes and bound.readback:
+                    self._readback.append((buffer, bound.value))
+            if writes:
+                self._results.append(bound.value)
+                self.outputs[bound.name] = bound.value
+            spec_key = (bound.slot, buffer, bound.access)
+            spec = specs.get(spec_key)
+            if spec is None:
+                if len(specs) >= _SPECS_KEPT:
+                    specs.clear()
+                spec = specs[spec_key] = (bound.slot, buffer, rng, bound.access)
+            bindings.append(spec)
+        if progress is not None:
+            progress.timings["transfer_in_s"] = time.perf_counter() - started
+        return bindings
+
     def _release(self, reuse: bool = False) -> None:
         """Free the temporary buffers, or (``reuse``: the event ended Complete and was destroyed) give
         them back to the device's pool."""
@@ -1260,7 +1337,7 @@ class Run:
                 if reuse and buffer not in self._broken:
                     self.device._give_temporary(key, buffer)
                 else:
-                    self._engine.free_buffer(buffer)
+                    self.device._free_temporary(buffer)
             except BaseException:
                 # What is left (a refused free keeps its buffer) stays for a later release or the reset.
                 self._temporary = temporary[position + 1 if reuse else position :]
@@ -1277,8 +1354,8 @@ class Run:
         for name, buffer, nbytes, guard, readback in self._guards:
             self._broken.add(buffer)  # until its guard is read back unchanged
             if readback and nbytes <= _STAGED_READ_BYTES:
-                whole = np.empty(nbytes + guard, dtype=np.uint8)
-                self._engine.read_buffer_into(buffer, 0, whole.data)
+                whole, sink = self.device._staging(buffer, nbytes + guard)
+                self._engine.read_buffer_into(buffer, 0, sink)
                 staged[buffer] = whole
                 seen = whole[nbytes:]
             else:
@@ -1338,9 +1415,10 @@ class Run:
                         progress.phase = "read"
                         started = time.perf_counter()
                     staged: dict[int, npt.NDArray[np.uint8]] = {}
-                    self._overrun = self._check_guards(staged)
-                    if self._overrun is not None:
-                        raise self._overrun
+                    if self._guards:
+                        self._overrun = self._check_guards(staged)
+                        if self._overrun is not None:
+                            raise self._overrun
                     for buffer, array in self._readback:
                         whole = staged.get(buffer)
                         if whole is None:
@@ -1354,7 +1432,8 @@ class Run:
             finally:
                 try:
                     self._engine.destroy_event(self.event)
-                    self._release(reuse=state.status is EventStatus.COMPLETE)
+                    if self._temporary:
+                        self._release(reuse=state.status is EventStatus.COMPLETE)
                 except BackendError:
                     # A discarded engine (a kernel that overran its deadline, DEVICE_LOST) refuses every
                     # call; its reset at close releases the event and buffers. Anything else is real.

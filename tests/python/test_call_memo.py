@@ -127,3 +127,37 @@ def test_a_remembered_binding_uploads_what_the_array_holds_now(monkeypatch: pyte
         assert np.array_equal(y, 2 * x + 1)
         assert progress.phase == "done"
         assert set(progress.timings) == {"allocate_s", "transfer_in_s", "execute_s", "transfer_out_s"}
+
+
+def test_a_repeated_call_on_device_arrays_reuses_its_binding_work_and_stays_right() -> None:
+    """The very same device arrays and value objects again: the run reuses the previous run's binding specs
+    (no routing, no checks to redo: nothing in those objects can change) and computes the right thing every
+    time; other objects, another size or a host array take the full path; a freed array is still refused."""
+    x = np.arange(64, dtype=np.float32)
+    a, n = np.float32(2.0), np.int32(64)
+    with _first_opencl() as dev:
+        kernel = dev.kernel(SAXPY_CL.encode())
+        dx, dy = dev.array(x), dev.array(np.ones(64, dtype=np.float32))
+        want = np.ones(64, dtype=np.float32)
+        prepared = []
+        for _ in range(3):
+            run = kernel.submit(a=a, x=dx, y=dy, n=n, global_size=64)
+            assert run.wait() is dy
+            want = 2 * x + want
+            assert np.array_equal(dy.numpy(), want)
+            prepared.append(run.prepared)
+        assert prepared[0] is not None and prepared[1] is prepared[0] and prepared[2] is prepared[0]
+        other = dev.array(np.zeros(64, dtype=np.float32))
+        run = kernel.submit(a=a, x=dx, y=other, n=n, global_size=64)  # another array: bound afresh
+        run.wait()
+        assert run.prepared is not prepared[0] and np.array_equal(other.numpy(), 2 * x)
+        host = np.ones(64, dtype=np.float32)
+        run = kernel.submit(a=a, x=dx, y=host, n=n, global_size=64)  # a host array: never remembered
+        run.wait()
+        assert run.prepared is None and kernel._last_run is None and np.array_equal(host, 2 * x + 1)
+        kernel(a=a, x=dx, y=other, n=n, global_size=64)
+        other.free()
+        with pytest.raises(ac.BackendError):  # the remembered specs name a freed buffer: refused, not run
+            kernel(a=a, x=dx, y=other, n=n, global_size=64)
+        kernel(a=a, x=dx, y=dy, n=n, global_size=64)  # and the kernel still works on live arrays
+        assert np.array_equal(dy.numpy(), 2 * x + want)
