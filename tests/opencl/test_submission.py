@@ -421,14 +421,17 @@ def test_submission_cycles_retain_nothing(rig: Any, make_package: Any) -> None:
     assert many <= few + 16384, (few, many)
 
 
-def test_a_failed_sub_buffer_release_makes_destroy_event_indeterminate(entry: Any, make_package: Any) -> None:
-    """destroy_event whose native sub-buffer release fails: ReleaseIndeterminate, never a raw binding error."""
+def _ranged_run(entry: Any, make_package: Any, views_kept: int | None = None) -> tuple[Any, ...]:
+    """A fresh instance with a context, queue, the ``twice`` program and two host buffers, and one
+    completed submission binding a base-alignment range of each: (accel, context, queue, program, src,
+    dst, event). ``views_kept`` overrides the instance's ``_VIEWS_KEPT``."""
     from accel_opencl import provider_family
 
-    from accelcore import BufferDesc, BufferUsage, MemoryDomain, QueueDesc, ReleaseIndeterminate
+    from accelcore import BufferDesc, BufferUsage, MemoryDomain, QueueDesc
 
     accel = provider_family.open(entry)
-    accel._VIEWS_KEPT = 0  # no kept views: the submission owns its sub-buffers (ranges past the kept ones)
+    if views_kept is not None:
+        accel._VIEWS_KEPT = views_kept
     context = accel.create_context(ContextDesc())
     queue = accel.create_queue(context, QueueDesc())
     program = accel.load_package(context, make_package(), 64 << 20)
@@ -451,6 +454,15 @@ def test_a_failed_sub_buffer_release_makes_destroy_event_indeterminate(entry: An
     while not accel.poll_event(event).is_terminal and time.monotonic() < deadline:
         time.sleep(0.001)
     assert accel.poll_event(event) == EventState.COMPLETE
+    return accel, context, queue, program, src, dst, event
+
+
+def test_a_failed_sub_buffer_release_makes_destroy_event_indeterminate(entry: Any, make_package: Any) -> None:
+    """destroy_event whose native sub-buffer release fails: ReleaseIndeterminate, never a raw binding error."""
+    from accelcore import ReleaseIndeterminate
+
+    # No kept views: the submission owns its sub-buffers (as for ranges past the kept ones).
+    accel, context, queue, program, src, dst, event = _ranged_run(entry, make_package, views_kept=0)
     event.submission.sub_buffers[0].release()  # gone already: the provider's own release now fails natively
     with pytest.raises(ReleaseIndeterminate) as info:
         accel.destroy_event(event)
@@ -467,33 +479,9 @@ def test_a_failed_sub_buffer_release_makes_destroy_event_indeterminate(entry: An
 def test_a_failed_release_of_a_kept_sub_buffer_makes_free_buffer_indeterminate(entry: Any, make_package: Any) -> None:
     """A kept view whose native release fails when its buffer is freed: the buffer is still released
     natively and gone, and free_buffer raises ReleaseIndeterminate naming the call (never a raw error)."""
-    from accel_opencl import provider_family
+    from accelcore import ReleaseIndeterminate
 
-    from accelcore import BufferDesc, BufferUsage, MemoryDomain, QueueDesc, ReleaseIndeterminate
-
-    accel = provider_family.open(entry)
-    context = accel.create_context(ContextDesc())
-    queue = accel.create_queue(context, QueueDesc())
-    program = accel.load_package(context, make_package(), 64 << 20)
-    transfer = BufferUsage.TRANSFER_SOURCE | BufferUsage.TRANSFER_DESTINATION
-    src = accel.allocate_buffer(context, BufferDesc(N * 4, 16, MemoryDomain.HOST, transfer | BufferUsage.PROGRAM_INPUT))
-    dst = accel.allocate_buffer(
-        context, BufferDesc(N * 4, 16, MemoryDomain.HOST, transfer | BufferUsage.PROGRAM_OUTPUT)
-    )
-    align = accel.memory.base_alignment
-    event = accel.submit(
-        queue,
-        program,
-        [
-            BindingRef(0, src.buffer, BufferRange(0, align), AccessMode.READ),
-            BindingRef(1, dst.buffer, BufferRange(0, align), AccessMode.WRITE),
-        ],
-        Timeout.INFINITE,
-    )
-    deadline = time.monotonic() + 60
-    while not accel.poll_event(event).is_terminal and time.monotonic() < deadline:
-        time.sleep(0.001)
-    assert accel.poll_event(event) == EventState.COMPLETE
+    accel, context, queue, program, src, dst, event = _ranged_run(entry, make_package)
     accel.destroy_event(event)
     assert accel.live_resources()["sub_buffers"] == 2
     next(iter(src.buffer.views.values())).release()  # gone already: the provider's own release now fails
