@@ -1238,10 +1238,10 @@ class Run:
             if prepared is None:
                 bindings: Sequence[Any] = self._bind(plan, progress)
                 if not temporary:
-                    self.prepared = (tuple(bindings), self._results, self.outputs)
-            else:
-                bindings, self._results, outputs = prepared
-                self.outputs = dict(outputs)
+                    self.prepared = (tuple(bindings), list(self._results), dict(self.outputs))
+            else:  # copies: nothing a caller does to one run's outputs reaches the next
+                bindings, results, outputs = prepared
+                self._results, self.outputs = list(results), dict(outputs)
             if timeout is None:
                 deadline = Timeout.INFINITE
             elif isinstance(timeout, Timeout):
@@ -1309,7 +1309,8 @@ class Run:
                 # Write-only buffers are uploaded too: elements the kernel leaves alone come back as
                 # they were, never as whatever the device memory held.
                 source = bound.source
-                if source is None:
+                if source is None or source.len() != bound.value.nbytes:
+                    # (A resize(refcheck=False) moves the data and changes the size: a fresh view.)
                     source = MemorySource(bound.value.reshape(-1).view(np.uint8).data)
                 engine.write_buffer(buffer, 0, source)
                 if writes and bound.readback:
@@ -1398,7 +1399,9 @@ class Run:
 
         A kernel that wrote past the end of a host array (into its guard tail: up to :meth:`Device.guard_bytes`
         beyond it) raises ``BackendError(OUT_OF_BOUNDS)`` naming the argument, here and on every later call;
-        nothing is read back into any of the caller's arrays, and the overwritten buffers are freed."""
+        nothing is read back into any of the caller's arrays, and the overwritten buffers are freed. A read-back
+        that fails (or is interrupted) raises here and, as a BackendError, on every later call: the caller's
+        arrays may then be partly written, never returned as results."""
         if self._overrun is not None:
             raise self._overrun
         if self._state is None:
@@ -1429,6 +1432,20 @@ class Run:
                         progress.timings["transfer_out_s"] = time.perf_counter() - started
                 if progress is not None:
                     progress.phase = "done"
+            except BaseException as exc:
+                # The state is recorded, so a later call would return it as if the caller's arrays held
+                # the results: every later call raises this instead (arrays may be partly written).
+                if self._overrun is None:
+                    self._overrun = (
+                        exc
+                        if isinstance(exc, BackendError)
+                        else BackendError(
+                            ErrorKind.INVALID_ARGUMENT,
+                            f"the read-back of {self.label} was interrupted ({type(exc).__name__}); its results "
+                            "were not returned (run it again)",
+                        )
+                    )
+                raise
             finally:
                 try:
                     self._engine.destroy_event(self.event)

@@ -360,6 +360,7 @@ class OpenCLAccelerator:
                         sub.release()
                 except BackendError as error:
                     failure = failure or error
+                    self.live.add("indeterminate")  # one per object whose release failed
             self.live.remove("sub_buffers", len(views))
             views.clear()
         try:
@@ -367,11 +368,11 @@ class OpenCLAccelerator:
                 buffer.native.release()
         except BackendError as error:
             failure = failure or error
+            self.live.add("indeterminate")
         self._forget_buffer(buffer)
         if failure is not None:
             # A native release was attempted: whether the object is gone is unknown, so the
             # handle cannot come back for a retry (as on every provider: indeterminate).
-            self.live.add("indeterminate")
             raise ReleaseIndeterminate(failure) from None
 
     def _forget_buffer(self, buffer: OpenCLBuffer) -> None:

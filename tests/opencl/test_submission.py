@@ -491,8 +491,13 @@ def test_a_failed_release_of_a_kept_sub_buffer_makes_free_buffer_indeterminate(e
     live = accel.live_resources()
     assert live["sub_buffers"] == 1 and live["buffers"] == 1 and live["indeterminate"] == 1
     assert not src.buffer.live and not src.buffer.views
-    accel.free_buffer(dst.buffer)
-    assert accel.live_resources()["sub_buffers"] == 0
+    next(iter(dst.buffer.views.values())).release()  # the view and the buffer itself both fail now:
+    dst.buffer.native.release()  # one indeterminate each, the first failure raised
+    with pytest.raises(ReleaseIndeterminate) as info:
+        accel.free_buffer(dst.buffer)
+    assert "sub-buffer" in str(info.value)
+    live = accel.live_resources()
+    assert live["sub_buffers"] == 0 and live["buffers"] == 0 and live["indeterminate"] == 3
     accel.unload_program(program)
     accel.destroy_queue(queue)
     accel.destroy_context(context)

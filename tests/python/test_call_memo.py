@@ -139,14 +139,20 @@ def test_a_repeated_call_on_device_arrays_reuses_its_binding_work_and_stays_righ
         kernel = dev.kernel(SAXPY_CL.encode())
         dx, dy = dev.array(x), dev.array(np.ones(64, dtype=np.float32))
         want = np.ones(64, dtype=np.float32)
-        prepared = []
+        prepared, runs = [], []
         for _ in range(3):
             run = kernel.submit(a=a, x=dx, y=dy, n=n, global_size=64)
             assert run.wait() is dy
             want = 2 * x + want
             assert np.array_equal(dy.numpy(), want)
             prepared.append(run.prepared)
+            runs.append(run)
         assert prepared[0] is not None and prepared[1] is prepared[0] and prepared[2] is prepared[0]
+        for made in runs:  # one run's outputs are its own: the remembered ones never see a caller's edit
+            made.outputs["y"] = "changed by the caller"
+        again = kernel.submit(a=a, x=dx, y=dy, n=n, global_size=64)
+        assert again.outputs == {"y": dy} and again.wait() is dy
+        want = 2 * x + want
         other = dev.array(np.zeros(64, dtype=np.float32))
         run = kernel.submit(a=a, x=dx, y=other, n=n, global_size=64)  # another array: bound afresh
         run.wait()

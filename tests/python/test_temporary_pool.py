@@ -176,3 +176,39 @@ def test_the_pool_is_bounded(entry: Any) -> None:
         assert np.array_equal(y, want) and len(none.dev.pool) == 0 and none.counting.freed == 2
     finally:
         none.close()
+
+
+@pytest.mark.parametrize("rig", DEVICES, ids=DEVICE_IDS, indirect=True)
+def test_a_failed_read_back_is_raised_on_every_later_wait(rig: _Rig) -> None:
+    """The read of the results fails (an injected OUT_OF_MEMORY on the real provider's read): the call
+    raises it, and so does every later wait on that run (it never reports Complete with arrays that were
+    not filled in); the next call on the device works and is exact."""
+    from accelcore.testing.faults import Fault, FaultAccelerator, FaultKind
+
+    faults = FaultAccelerator(rig.provider)
+    rig.counting.inner = faults
+    x, y, want = rig.arrays(7)
+    before = y.copy()
+    faults.inject(Fault("read_buffer", FaultKind.OUT_OF_MEMORY))
+    run = rig.submit(x, y)
+    for _ in range(2):
+        with raises_kind(ErrorKind.OUT_OF_MEMORY):
+            run.wait(timeout=60)
+    assert faults.fired and np.array_equal(y, before)
+    x, y, want = rig.arrays(8)
+    assert rig.submit(x, y).wait(timeout=60) is y
+    assert np.array_equal(y, want)
+    rig.counting.inner = rig.provider
+
+
+@pytest.mark.parametrize("rig", DEVICES, ids=DEVICE_IDS, indirect=True)
+def test_an_array_resized_in_place_is_uploaded_from_where_it_is_now(rig: _Rig) -> None:
+    """A call remembers the last arrays per argument (and a byte view of each); an array resized without
+    numpy's reference check (its data moves) is uploaded from its new memory, at its new size."""
+    x, y, want = rig.arrays(9)
+    assert rig.submit(x, y).wait(timeout=60) is y and np.array_equal(y, want)
+    x.resize(2 * N, refcheck=False)  # moves the data: the old view would read freed memory
+    x[:] = np.arange(2 * N, dtype=np.float32)
+    y = np.ones(N, dtype=np.float32)
+    assert rig.submit(x, y).wait(timeout=60) is y
+    assert np.array_equal(y, np.float32(A) * x[:N] + 1)
