@@ -1199,6 +1199,19 @@ class Run:
     The one implementation of "run a kernel on arrays": the Python layer and ``accel run`` both use it.
     """
 
+    # Defaults at class level: a run on device arrays only sets what it uses (see :meth:`_bind`).
+    _temporary: list[tuple[int, tuple[int, int, int]]] | tuple[()] = ()
+    """(buffer, pool key) of each temporary buffer (see :class:`TemporaryPool`)."""
+    _guards: list[tuple[str, int, int, int, bool]] | tuple[()] = ()
+    """(argument name, buffer, array bytes, guard bytes, read back) of each temporary buffer the kernel may
+    write that has a guard tail: checked after a Complete run."""
+    _broken: set[int] | frozenset[int] = frozenset()
+    """Temporary buffers whose guard a kernel overwrote: freed, never given back to the pool."""
+    _readback: list[tuple[int, npt.NDArray[Any]]] | tuple[()] = ()
+    _overrun: BackendError | None = None
+    _state: EventState | None = None
+    _started = 0.0
+
     def __init__(
         self,
         device: Device,
@@ -1208,7 +1221,7 @@ class Run:
         *,
         label: str = "kernel",
         progress: Progress | None = None,
-        prepared: tuple[tuple[Any, ...], list[Any], dict[str, Any]] | None = None,
+        prepared: tuple[tuple[Any, ...], tuple[Any, ...], dict[str, Any]] | None = None,
     ) -> None:
         self.device = device
         self.label = label
@@ -1216,32 +1229,20 @@ class Run:
         self._engine = engine
         self.progress = progress
         """Phases and timings (see :class:`Progress`), kept only when one is given (``accel run`` does)."""
-        self._temporary: list[tuple[int, tuple[int, int, int]]] = []
-        """(buffer, pool key) of each temporary buffer (see :class:`TemporaryPool`)."""
-        self._guards: list[tuple[str, int, int, int, bool]] = []
-        """(argument name, buffer, array bytes, guard bytes, read back) of each temporary buffer the kernel may
-        write that has a guard tail: checked after a Complete run."""
-        self._broken: set[int] = set()
-        """Temporary buffers whose guard a kernel overwrote: freed, never given back to the pool."""
-        self._overrun: BackendError | None = None
-        self._readback: list[tuple[int, npt.NDArray[Any]]] = []
-        self._results: list[npt.NDArray[Any] | DeviceArray] = []
-        self.outputs: dict[str, npt.NDArray[Any] | DeviceArray] = {}
-        """What the kernel writes, by parameter name (read back by :meth:`wait`)."""
-        self._state: EventState | None = None
-        self._started = 0.0
-        self.prepared: tuple[tuple[Any, ...], list[Any], dict[str, Any]] | None = prepared
+        self.prepared = prepared
         """(engine binding specs, written arrays, outputs) of a run that bound device arrays only: what a
         later run with the very same arguments passes as ``prepared`` to skip the binding work."""
-        temporary = self._temporary
+        self._results: list[npt.NDArray[Any] | DeviceArray] | tuple[Any, ...]
+        self.outputs: dict[str, npt.NDArray[Any] | DeviceArray]
+        """What the kernel writes, by parameter name (read back by :meth:`wait`)."""
         try:
             if prepared is None:
                 bindings: Sequence[Any] = self._bind(plan, progress)
-                if not temporary:
-                    self.prepared = (tuple(bindings), list(self._results), dict(self.outputs))
-            else:  # copies: nothing a caller does to one run's outputs reaches the next
-                bindings, results, outputs = prepared
-                self._results, self.outputs = list(results), dict(outputs)
+                if not self._temporary:
+                    self.prepared = (tuple(bindings), tuple(self._results), dict(self.outputs))
+            else:  # the outputs dict is copied: nothing a caller does to one run's outputs reaches the next
+                bindings, self._results, outputs = prepared
+                self.outputs = dict(outputs)
             if timeout is None:
                 deadline = Timeout.INFINITE
             elif isinstance(timeout, Timeout):
@@ -1259,7 +1260,7 @@ class Run:
                 # Acceptance unknown: the event exists and may pin the buffers; the device's reset settles
                 # them. Nothing is released here (a free of a pinned buffer would hide the real outcome).
                 self.event = exc.event
-                temporary.clear()
+                self._temporary = []
                 raise
             except SubmitRejected as exc:
                 if progress is None or not progress.raw_submit_errors:
@@ -1274,7 +1275,19 @@ class Run:
     def _bind(self, plan: Sequence[Binding], progress: Progress | None) -> list[Any]:
         """Allocate (temporaries for host arrays), upload the host arrays and build the engine's binding
         specs of ``plan``; what it allocated is in ``_temporary`` (released by the caller on failure)."""
-        device, engine, temporary = self.device, self._engine, self._temporary
+        device, engine = self.device, self._engine
+        temporary: list[tuple[int, tuple[int, int, int]]] = []
+        guards: list[tuple[str, int, int, int, bool]] = []
+        readback: list[tuple[int, npt.NDArray[Any]]] = []
+        results: list[npt.NDArray[Any] | DeviceArray] = []
+        outputs: dict[str, npt.NDArray[Any] | DeviceArray] = {}
+        self._temporary, self._guards, self._readback, self._results, self.outputs = (
+            temporary,
+            guards,
+            readback,
+            results,
+            outputs,
+        )
         bindings: list[Any] = []
         if progress is not None:
             progress.phase = "allocate"
@@ -1296,7 +1309,7 @@ class Run:
                 buffers.append(buffer)
                 ranges.append(rng)
                 if guard and bound.access in _WRITING:
-                    self._guards.append((bound.name, buffer, nbytes, guard, bound.readback))
+                    guards.append((bound.name, buffer, nbytes, guard, bound.readback))
         if progress is not None:
             now = time.perf_counter()
             progress.timings["allocate_s"] = now - started
@@ -1314,10 +1327,10 @@ class Run:
                     source = MemorySource(bound.value.reshape(-1).view(np.uint8).data)
                 engine.write_buffer(buffer, 0, source)
                 if writes and bound.readback:
-                    self._readback.append((buffer, bound.value))
+                    readback.append((buffer, bound.value))
             if writes:
-                self._results.append(bound.value)
-                self.outputs[bound.name] = bound.value
+                results.append(bound.value)
+                outputs[bound.name] = bound.value
             spec_key = (bound.slot, buffer, bound.access)
             spec = specs.get(spec_key)
             if spec is None:
@@ -1341,7 +1354,7 @@ class Run:
                     self.device._free_temporary(buffer)
             except BaseException:
                 # What is left (a refused free keeps its buffer) stays for a later release or the reset.
-                self._temporary = temporary[position + 1 if reuse else position :]
+                self._temporary = list(temporary[position + 1 if reuse else position :])
                 raise
 
     def _check_guards(self, staged: dict[int, npt.NDArray[np.uint8]]) -> BackendError | None:
@@ -1352,8 +1365,9 @@ class Run:
         transfer, into a scratch array left in ``staged`` (by buffer) for the caller's copy; any other
         buffer's guard is read alone (one small read)."""
         problems = []
+        broken = self._broken = set(self._broken)
         for name, buffer, nbytes, guard, readback in self._guards:
-            self._broken.add(buffer)  # until its guard is read back unchanged
+            broken.add(buffer)  # until its guard is read back unchanged
             if readback and nbytes <= _STAGED_READ_BYTES:
                 whole, sink = self.device._staging(buffer, nbytes + guard)
                 self._engine.read_buffer_into(buffer, 0, sink)
@@ -1363,7 +1377,7 @@ class Run:
                 seen = np.empty(guard, dtype=np.uint8)
                 self._engine.read_buffer_into(buffer, nbytes, seen.data)
             if seen.tobytes() == _pattern_bytes(guard):
-                self._broken.discard(buffer)
+                broken.discard(buffer)
             else:
                 changed = seen != guard_pattern(guard)
                 last = int(np.flatnonzero(changed)[-1]) + 1
