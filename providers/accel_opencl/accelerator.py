@@ -66,16 +66,7 @@ from .errors import cl_call, cl_error, native_errors
 from .gating import WINDOW, HoldSwitch, Phase, QueueGates, Submission
 from .handles import OpenCLBuffer, OpenCLContext, OpenCLEvent, OpenCLProgram, OpenCLQueue
 from .kernel_arguments import check_global_fits
-from .memory import (
-    MemoryPlan,
-    check_alignment,
-    copy_functions,
-    plan_memory,
-    read_failed,
-    read_segments,
-    write_failed,
-    write_segments,
-)
+from .memory import MemoryPlan, check_alignment, plan_memory, read_segments, write_segments
 from .programs import ProgramLoader
 
 if TYPE_CHECKING:
@@ -177,7 +168,6 @@ class OpenCLAccelerator:
 
     def __init__(self, native: NativeDevice) -> None:
         self._cl = load_pyopencl()
-        self._write_native, self._read_native = copy_functions(self._cl)
         self._native = native
         self._device = native.device
         self._owner = next(_owner_ids)
@@ -319,14 +309,7 @@ class OpenCLAccelerator:
             self._mine(buffer, OpenCLBuffer, "buffer")
         size = data.len()
         validate_transfer(buffer.info.desc, offset, size, write=True)
-        segments = data.segments()
-        if segments is not None and len(segments) == 1 and size:  # one segment: one call, no loop
-            try:
-                self._write_native(buffer.context.transfer_queue, buffer.native, segments[0], offset, None, True)
-            except native_errors() as exc:
-                raise write_failed(exc, size, offset) from exc
-        else:
-            write_segments(self._cl, buffer.context.transfer_queue, buffer.native, offset, data)
+        write_segments(self._cl, buffer.context.transfer_queue, buffer.native, offset, data)
         self.transferred += size
 
     def read_buffer(self, buffer: OpenCLBuffer, offset: int, data: ByteSink) -> None:
@@ -334,14 +317,7 @@ class OpenCLAccelerator:
             self._mine(buffer, OpenCLBuffer, "buffer")
         size = data.len()
         validate_transfer(buffer.info.desc, offset, size, write=False)
-        segments = data.segments()
-        if segments is not None and len(segments) == 1 and size:  # one segment: one call, no loop
-            try:
-                self._read_native(buffer.context.transfer_queue, buffer.native, segments[0], offset, None, True)
-            except native_errors() as exc:
-                raise read_failed(exc, size, offset) from exc
-        else:
-            read_segments(self._cl, buffer.context.transfer_queue, buffer.native, offset, data)
+        read_segments(self._cl, buffer.context.transfer_queue, buffer.native, offset, data)
         self.transferred += size
 
     def free_buffer(self, buffer: OpenCLBuffer) -> None:

@@ -38,16 +38,7 @@ from accelcore import (
 
 from .errors import cl_error, native_errors
 
-__all__ = [
-    "STAGING_CHUNK_BYTES",
-    "MemoryPlan",
-    "copy_functions",
-    "plan_memory",
-    "read_failed",
-    "read_segments",
-    "write_failed",
-    "write_segments",
-]
+__all__ = ["STAGING_CHUNK_BYTES", "MemoryPlan", "plan_memory", "read_segments", "write_segments"]
 
 STAGING_CHUNK_BYTES = 1 << 20
 
@@ -119,8 +110,7 @@ _module_copiers: tuple[Any, Any, Any] | None = None
 """(the pyopencl module, its write, its read), looked up once."""
 
 
-def copy_functions(cl: Any) -> tuple[Any, Any]:
-    """(write, read): pyopencl's own entry points for host <-> buffer copies (see ``_copiers``), looked up once."""
+def _copy_functions(cl: Any) -> tuple[Any, Any]:
     global _module_copiers
     known = _module_copiers
     if known is not None and cl is known[0]:
@@ -136,7 +126,7 @@ def write_segments(cl: Any, queue: Any, buffer: Any, offset: int, data: ByteSour
 
     Failure messages (with the segment's size and offset) are built only when a call fails.
     """
-    write = copy_functions(cl)[0]
+    write = _copy_functions(cl)[0]
     segments = data.segments()
     if segments is not None:
         position = offset
@@ -146,7 +136,7 @@ def write_segments(cl: Any, queue: Any, buffer: Any, offset: int, data: ByteSour
                 try:
                     write(queue, buffer, segment, position, None, True)
                 except native_errors() as exc:
-                    raise write_failed(exc, size, position) from exc
+                    raise _write_failed(exc, size, position) from exc
             position += size
         return
     total = data.len()
@@ -159,7 +149,7 @@ def write_segments(cl: Any, queue: Any, buffer: Any, offset: int, data: ByteSour
         try:
             write(queue, buffer, chunk, offset + done, None, True)
         except native_errors() as exc:
-            raise write_failed(exc, size, offset + done) from exc
+            raise _write_failed(exc, size, offset + done) from exc
         done += size
 
 
@@ -168,7 +158,7 @@ def read_segments(cl: Any, queue: Any, buffer: Any, offset: int, data: ByteSink)
 
     Failure messages (with the segment's size and offset) are built only when a call fails.
     """
-    read = copy_functions(cl)[1]
+    read = _copy_functions(cl)[1]
     segments = data.segments()
     if segments is not None:
         position = offset
@@ -178,7 +168,7 @@ def read_segments(cl: Any, queue: Any, buffer: Any, offset: int, data: ByteSink)
                 try:
                     read(queue, buffer, segment, position, None, True)
                 except native_errors() as exc:
-                    raise read_failed(exc, size, position) from exc
+                    raise _read_failed(exc, size, position) from exc
             position += size
         return
     total = data.len()
@@ -190,14 +180,14 @@ def read_segments(cl: Any, queue: Any, buffer: Any, offset: int, data: ByteSink)
         try:
             read(queue, buffer, chunk, offset + done, None, True)
         except native_errors() as exc:
-            raise read_failed(exc, size, offset + done) from exc
+            raise _read_failed(exc, size, offset + done) from exc
         data.write_at(done, chunk)
         done += size
 
 
-def write_failed(exc: BaseException, size: int, position: int) -> BackendError:
+def _write_failed(exc: BaseException, size: int, position: int) -> BackendError:
     return cl_error(exc, "clEnqueueWriteBuffer", f"writing {size} bytes at offset {position}")
 
 
-def read_failed(exc: BaseException, size: int, position: int) -> BackendError:
+def _read_failed(exc: BaseException, size: int, position: int) -> BackendError:
     return cl_error(exc, "clEnqueueReadBuffer", f"reading {size} bytes at offset {position}")
