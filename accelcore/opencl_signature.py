@@ -1,31 +1,68 @@
-"""Kernel signatures read from OpenCL C source: names, address spaces and types of the parameters.
+"""Kernel signatures of OpenCL C source, read by Clang's own front end (libclang).
 
-Promise: a light, bounded parse, not a compiler. Comments are removed,
-object-like ``#define NAME TYPE`` macros of the source, ``-D NAME=TYPE``
-build options and plain ``typedef TYPE NAME;`` aliases of a type without
-braces, pointers or arrays are substituted into parameter types (PolyBench's
-``DATA_TYPE``, written either way; a name defined twice with different
-types, as in an ``#ifdef DOUBLE`` / ``#else`` pair, stays unknown),
-``unsigned int`` and friends are normalised, and each
-parameter reports its name, address space (global, constant, local, private
-for pointers; None by value), constness and — where it is a scalar or vector
-type — its :class:`~accelcore.values.ValueType`. What cannot be read (a
-struct, a typedef of one, ``size_t``) is reported with ``value_type`` None and the
-type text, so a caller can refuse naming it. Linear in the source size: a macro expansion
-that would grow past 4x its text plus 1 KiB (macros naming several others grow exponentially) is
-abandoned and its names stay unknown.
+Promise: :func:`opencl_kernels` preprocesses the source with the build options that matter to
+types (``-D``, ``-U``, ``-cl-std``, the ``-cl-*`` options that define macros) and reads every
+``__kernel``: each parameter's name, address space (global, constant, local, private for
+pointers; None by value), constness, its type as a :class:`~accelcore.values.ValueType` where it
+is a scalar or vector, and the exact :class:`~accelcore.layouts.ElementLayout` of its pointee or
+value as Clang lays it out for the SPIR target of the device's address width (typedefs, vector
+types, ``half``, ``bool``, ``size_t``, nested structs, arrays of structs, unions,
+``packed``/``aligned``). Nothing is guessed: a parameter whose declaration, or a type it
+reaches, holds a compile error is reported with ``unknown`` set to Clang's message, and callers
+refuse it when a value or array must be checked against it.
+
+Clang runs in a child process (``python accelcore/_clang_reflect.py``) under a wall-clock limit
+(``ACCELCORE_REFLECT_TIMEOUT_S``, default 30 s) and an address-space limit
+(``ACCELCORE_REFLECT_MEMORY_MIB``, default 2048 MiB): a source that makes the front end crash,
+loop or grow is a contained ``BackendError``, never a stall or a crash of this process.
+``#include`` is not followed there (the paths that turn a user's file into a package inline
+includes first: :mod:`accelcore.opencl_includes`). Answers are remembered per (source, options,
+address width) in this process. Without libclang (PyPI ``libclang``) or the OpenCL C headers of
+a Clang installation (Debian ``clang-15``; ``ACCELCORE_OPENCL_C_HEADERS`` names another folder)
+the call raises ``BackendError(UNSUPPORTED)`` saying which is missing.
 """
 
 from __future__ import annotations
 
+import glob
+import hashlib
+import json
+import os
 import re
 import shlex
-from collections import Counter
-from dataclasses import dataclass
+import signal
+import subprocess
+import sys
+from collections import OrderedDict
+from dataclasses import dataclass, field
+from typing import Any
 
-from .values import OPENCL_NAMES, ScalarType, ValueType
+from ._child import child_environment, interpreter_flags
+from .errors import BackendError, ErrorKind
+from .layouts import ElementLayout, layout_from_json
+from .values import ValueType
 
-__all__ = ["AggregateMember", "OpenCLKernel", "OpenCLParameter", "build_option_macros", "opencl_kernels"]
+__all__ = [
+    "HEADERS_ENV",
+    "MEMORY_ENV",
+    "TIMEOUT_ENV",
+    "AggregateMember",
+    "OpenCLKernel",
+    "OpenCLParameter",
+    "build_option_macros",
+    "clang_arguments",
+    "opencl_kernels",
+]
+
+TIMEOUT_ENV = "ACCELCORE_REFLECT_TIMEOUT_S"
+MEMORY_ENV = "ACCELCORE_REFLECT_MEMORY_MIB"
+HEADERS_ENV = "ACCELCORE_OPENCL_C_HEADERS"
+_DEFAULT_TIMEOUT_S = 30.0
+_DEFAULT_MEMORY_MIB = 2048
+_REMEMBERED = 128
+_MAX_ANSWER_BYTES = 64 << 20
+_CHILD = os.path.join(os.path.dirname(os.path.abspath(__file__)), "_clang_reflect.py")
+"""Run as a script, not with ``-m``: the child imports only the standard library and libclang (no numpy)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -47,17 +84,16 @@ class AggregateMember:
 
 @dataclass(frozen=True, slots=True)
 class OpenCLParameter:
-    """One kernel parameter as written in OpenCL C source.
+    """One kernel parameter as Clang reads it.
 
-    ``address_space``: global, constant, local or private (pointers), None
-    for by-value; ``value_type`` of the pointee or value (None when it is not
-    a scalar/vector type this parser knows); ``type_text`` the type as
-    written after macro substitution; ``name`` the parameter name ('' if absent).
-    ``aggregate``: the type is a struct or union (``struct S``, or a name the source
-    typedefs to one); ``aggregate_bytes`` its OpenCL C size where every member is a
-    scalar/vector (or an array of one) this parser knows, and ``aggregate_scalar`` the
-    one scalar type of all its members (None when they differ); ``aggregate_members`` the members with
-    their offsets (empty when the size is unknown).
+    ``address_space``: global, constant, local or private (pointers), None for by-value;
+    ``value_type`` of the pointee or value (None when it is not a scalar/vector type); ``layout``
+    the pointee's or value's :class:`~accelcore.layouts.ElementLayout` (None when unknown);
+    ``type_text`` the type as written (typedef names kept, qualifiers dropped); ``name`` the
+    parameter name ('' if absent); ``unknown`` why the type cannot be trusted ('' when it can).
+    ``aggregate``: a struct or union; ``aggregate_bytes`` its size, ``aggregate_scalar`` the one
+    scalar type of all its members (None when they differ), ``aggregate_members`` its members
+    with their offsets where every member is a scalar, vector or array of one (empty otherwise).
     """
 
     index: int
@@ -71,6 +107,10 @@ class OpenCLParameter:
     aggregate_bytes: int | None = None
     aggregate_scalar: ValueType | None = None
     aggregate_members: tuple[AggregateMember, ...] = ()
+    layout: ElementLayout | None = field(default=None, compare=False)
+    unknown: str = ""
+    opaque: str = ""
+    """image2d, sampler, ...: an argument this project cannot bind ('' for data)."""
 
     @property
     def is_buffer(self) -> bool:
@@ -86,7 +126,11 @@ class OpenCLParameter:
 
     @property
     def element_bytes(self) -> int | None:
-        return self.aggregate_bytes if self.value_type is None else self.value_type.size
+        if self.value_type is not None:
+            return self.value_type.size
+        if self.layout is not None and self.layout.checkable:
+            return self.layout.size
+        return None
 
     @property
     def label(self) -> str:
@@ -102,83 +146,6 @@ class OpenCLKernel:
 
     def parameter(self, name: str) -> OpenCLParameter | None:
         return next((p for p in self.parameters if p.name == name), None)
-
-
-_COMMENT_START = re.compile(r"//|/\*")
-_TOKENS = re.compile(
-    r"(?P<kernel>\b(?:__kernel|kernel)\b)|(?P<void>\bvoid\s+(?P<name>[A-Za-z_]\w*)\s*\()|(?P<sep>[;{}])"
-)
-_MAX_PRE_CHARS = 4096
-"""Attribute text between ``__kernel`` and ``void`` searched for ``reqd_work_group_size``."""
-_REQD = re.compile(r"reqd_work_group_size\s*\(\s*(\d+)\s*,\s*(\d+)\s*,\s*(\d+)\s*\)")
-_DEFINE = re.compile(r"^[ \t]*#[ \t]*define[ \t]+([A-Za-z_]\w*)[ \t]+([^\n\\]*?)[ \t]*$", re.MULTILINE)
-_TYPEDEF = re.compile(r"\btypedef[ \t]+((?:[A-Za-z_]\w*[ \t]+){1,4})([A-Za-z_]\w*)[ \t]*;")
-"""``typedef unsigned int index_t;``: one to four words on one line (no struct body, pointer or array; bounded,
-so linear); an alias naming a struct, union or enum stays unknown."""
-_STRUCT_DEF = re.compile(
-    r"\b(typedef\s+)?(struct|union)\b[ \t\n]*([A-Za-z_]\w*)?[ \t\n]*\{([^{}]*)\}[ \t\n]*([A-Za-z_]\w*)?[ \t\n]*;"
-)
-"""``struct Tag { ... };`` / ``typedef struct [Tag] { ... } Name;`` (no nested braces)."""
-_MEMBER = re.compile(r"^(.*?)\b([A-Za-z_]\w*)[ \t]*(?:\[[ \t]*(\d+)[ \t]*\])?$")
-
-
-@dataclass(frozen=True, slots=True)
-class _Aggregate:
-    size: int | None
-    scalar: ValueType | None
-    members: tuple[AggregateMember, ...] = ()
-
-
-def _layout(kind: str, body: str, macros: dict[str, str]) -> _Aggregate:
-    """OpenCL C layout of a struct/union body of scalar/vector members (each aligned to its size, 3-lane
-    vectors as 4); size None when a member is anything else (a nested struct, a pointer, an attribute)."""
-    offset = align = 0
-    scalars: set[ScalarType] = set()
-    members: list[AggregateMember] = []
-    if "__attribute__" in body or "#" in body:
-        return _Aggregate(None, None)
-    for declaration in (d.strip() for d in _substitute(body, macros).split(";")):
-        if not declaration:
-            continue
-        head, _, _ = declaration.partition(",")
-        found = _MEMBER.match(" ".join(head.split()))
-        if found is None or "," in declaration or "*" in declaration:
-            return _Aggregate(None, None)
-        words = [w for w in re.findall(r"[A-Za-z_]\w*", found.group(1)) if w not in _QUALIFIERS]
-        vtype = _value_type(words)
-        if vtype is None or vtype.scalar is ScalarType.BOOL:
-            return _Aggregate(None, None)
-        count = int(found.group(3) or 1)
-        if count < 1:
-            return _Aggregate(None, None)
-        offset += -offset % vtype.size
-        members.append(AggregateMember(found.group(2), vtype, 0 if kind == "union" else offset, count))
-        size = vtype.size * count
-        offset = max(offset, size) if kind == "union" else offset + size
-        align = max(align, vtype.size)
-        scalars.add(vtype.scalar)
-    if align == 0:
-        return _Aggregate(None, None)
-    scalar = scalars.pop() if len(scalars) == 1 else None
-    return _Aggregate(offset + (-offset % align), None if scalar is None else ValueType(scalar), tuple(members))
-
-
-_QUALIFIERS = {"const", "volatile", "restrict", "__restrict", "__restrict__", "__read_only", "__write_only"}
-_SPACES = {
-    "__global": "global",
-    "global": "global",
-    "__constant": "constant",
-    "constant": "constant",
-    "__local": "local",
-    "local": "local",
-    "__private": "private",
-    "private": "private",
-}
-_UNSIGNED = {"char": "uchar", "short": "ushort", "int": "uint", "long": "ulong"}
-_MAX_MACRO_ROUNDS = 8
-_MAX_EXPANSION = 1024
-"""Characters a macro expansion may add beyond 4x its text (see ``_substitute``)."""
-_IDENTIFIER = re.compile(r"[A-Za-z_]\w*")
 
 
 def build_option_macros(build_options: str) -> dict[str, str]:
@@ -205,192 +172,226 @@ def build_option_macros(build_options: str) -> dict[str, str]:
     return macros
 
 
-def _substitute(text: str, macros: dict[str, str]) -> str:
-    """``text`` with the object-like macros expanded (at most ``_MAX_MACRO_ROUNDS`` rounds). An expansion
-    that grows past ``_MAX_EXPANSION`` (4x the text plus 1 KiB: macros that each name several others grow
-    it exponentially) is abandoned: the text comes back unexpanded, so its names stay unknown types."""
-    if not macros:
-        return text
-    original = text
-    limit = 4 * len(text) + _MAX_EXPANSION
-    inserted = 0
+_PASSED_OPTIONS = frozenset(
+    {
+        "-cl-fast-relaxed-math",
+        "-cl-finite-math-only",
+        "-cl-single-precision-constant",
+        "-cl-denorms-are-zero",
+        "-cl-mad-enable",
+        "-cl-no-signed-zeros",
+        "-cl-unsafe-math-optimizations",
+        "-cl-opt-disable",
+    }
+)
+"""OpenCL build options that may change what the preprocessor sees (``__FAST_RELAXED_MATH__``), given to
+Clang as they are; the rest (``-w``, ``-Werror``, ``-cl-kernel-arg-info``, vendor options) do not change
+types and are left out."""
+_STANDARDS = frozenset({"CL1.0", "CL1.1", "CL1.2", "CL2.0", "CL3.0"})
 
-    def expand(match: re.Match[str]) -> str:
-        nonlocal inserted
-        name = match.group(0)
-        value = macros.get(name)
-        if value is None:
-            return name
-        inserted += len(value)
-        if inserted > limit:  # bounds one round's output too, not only the rounds' total
-            raise _TooLong
-        return value
 
+def clang_arguments(build_options: str, address_bits: int = 64, headers: str | None = None) -> list[str]:
+    """Clang's arguments for reading a source built with ``build_options`` for a device of ``address_bits``."""
     try:
-        for _ in range(_MAX_MACRO_ROUNDS):
-            inserted = 0
-            replaced = _IDENTIFIER.sub(expand, text)
-            if replaced == text:
-                break
-            if len(replaced) > limit:
-                return original
-            text = replaced
-    except _TooLong:
-        return original
-    return text
+        words = shlex.split(build_options)
+    except ValueError:
+        words = build_options.split()
+    standard = "CL3.0"
+    kept: list[str] = []
+    position = 0
+    while position < len(words):
+        word = words[position]
+        if word in ("-D", "-U") and position + 1 < len(words):
+            kept += [word + words[position + 1]]
+            position += 1
+        elif (word.startswith("-D") or word.startswith("-U")) and len(word) > 2:
+            kept.append(word)
+        elif word.startswith("-cl-std="):
+            wanted = word.partition("=")[2].upper()
+            standard = wanted if wanted in _STANDARDS else standard
+        elif word in _PASSED_OPTIONS:
+            kept.append(word)
+        position += 1
+    target = "spir64-unknown-unknown" if address_bits == 64 else "spir-unknown-unknown"
+    arguments = ["-x", "cl", f"-cl-std={standard}", "-target", target, "-Xclang", "-finclude-default-header"]
+    arguments += ["-nostdinc", "-isystem", headers or _header_dir(), "-ferror-limit=50", *kept]
+    return arguments
 
 
-class _TooLong(Exception):
-    """A macro expansion went past its bound (see ``_substitute``)."""
+def _header_dir() -> str:
+    """The folder with ``opencl-c.h`` and ``opencl-c-base.h`` (the libclang wheel ships none)."""
+    named = os.environ.get(HEADERS_ENV, "").strip()
+    candidates = [named] if named else []
+    if not named:
+        found = glob.glob("/usr/lib/llvm-*/lib/clang/*/include/opencl-c-base.h")
+        found += glob.glob("/usr/lib/clang/*/include/opencl-c-base.h")
 
+        def version(path: str) -> tuple[int, ...]:
+            return tuple(int(n) for n in re.findall(r"\d+", path))
 
-def _value_type(names: list[str]) -> ValueType | None:
-    """The scalar/vector type of the type words (qualifiers and spaces removed); None when unknown."""
-    words = list(names)
-    if words and words[0] in ("unsigned", "signed"):
-        sign = words.pop(0)
-        base = words[0] if words else "int"
-        if len(words) > 1 and base in ("long", "short") and words[1] == "int":
-            words = words[:1]  # "unsigned long int"
-        if len(words) > 1:
-            return None
-        if sign == "unsigned":
-            return ValueType(OPENCL_NAMES[_UNSIGNED[base]]) if base in _UNSIGNED else None
-        return ValueType(OPENCL_NAMES[base]) if base in _UNSIGNED else None
-    if len(words) == 2 and words[0] in ("long", "short") and words[1] == "int":
-        words = words[:1]
-    if len(words) != 1:
-        return None
-    match = re.fullmatch(r"([a-z]+?)(2|3|4|8|16)?", words[0])
-    if match is None or match.group(1) not in OPENCL_NAMES:
-        return None
-    return ValueType(OPENCL_NAMES[match.group(1)], int(match.group(2) or 1))
-
-
-def _parameter(
-    index: int, text: str, macros: dict[str, str], aggregates: dict[str, _Aggregate] | None = None
-) -> OpenCLParameter:
-    written = " ".join(text.split())
-    expanded = _substitute(written, macros)
-    pointer = "*" in expanded
-    if pointer:
-        before, _, after = expanded.rpartition("*")
-        names_after = re.findall(r"[A-Za-z_]\w*", after)
-        name = next((w for w in names_after if w not in _QUALIFIERS), "")
-        tokens = re.findall(r"[A-Za-z_]\w*", before.replace("*", " "))
-    else:
-        tokens = re.findall(r"[A-Za-z_]\w*", re.sub(r"\[.*", "", expanded))
-        name = tokens.pop() if len(tokens) > 1 else ""
-    space = next((_SPACES[t] for t in tokens if t in _SPACES), None)
-    if pointer and space is None:
-        space = "private"
-    type_words = [t for t in tokens if t not in _QUALIFIERS and t not in _SPACES]
-    value_type = _value_type(type_words)
-    aggregates = aggregates or {}
-    if len(type_words) == 2 and type_words[0] in ("struct", "union"):
-        aggregate: _Aggregate | None = aggregates.get(" ".join(type_words), _Aggregate(None, None))
-    else:
-        aggregate = aggregates.get(type_words[0]) if len(type_words) == 1 else None
-    return OpenCLParameter(
-        index,
-        written,
-        space,
-        "const" in tokens,
-        value_type,
-        name,
-        " ".join(type_words),
-        aggregate is not None or "struct" in type_words or "union" in type_words,
-        None if aggregate is None else aggregate.size,
-        None if aggregate is None else aggregate.scalar,
-        () if aggregate is None else aggregate.members,
+        candidates = [os.path.dirname(p) for p in sorted(found, key=version, reverse=True)]
+    for folder in candidates:
+        if os.path.isfile(os.path.join(folder, "opencl-c-base.h")) and os.path.isfile(
+            os.path.join(folder, "opencl-c.h")
+        ):
+            return folder
+    where = f"{HEADERS_ENV}={named!r} holds no opencl-c.h / opencl-c-base.h" if named else "none was found"
+    raise BackendError(
+        ErrorKind.UNSUPPORTED,
+        f"reading OpenCL C needs the OpenCL C headers of a Clang installation ({where}); "
+        f"install Debian's clang-15 (make setup does) or set {HEADERS_ENV} to the folder holding opencl-c.h",
     )
 
 
-def opencl_kernels(source: str, build_options: str = "") -> tuple[OpenCLKernel, ...]:
-    """Every ``__kernel`` function in ``source``, with its parameters (see the module docstring)."""
-    text = _strip_comments(source)
-    definitions = [(name, value) for name, value in _DEFINE.findall(text) if not value.startswith("(")]
-    aliases: dict[str, str] = {}  # typedef struct Tag Name;
-    for value, name in _TYPEDEF.findall(text):
-        words = value.split()
-        if "struct" not in words and "union" not in words and "enum" not in words:
-            definitions.append((name, " ".join(words)))
-        elif len(words) == 2 and words[0] in ("struct", "union"):
-            aliases[name] = " ".join(words)
-    bodies: dict[str, tuple[str, str]] = {}  # laid out once the macros are known
-    struct_names: list[str] = []
-    for typedef, kind, tag, body, alias in _STRUCT_DEF.findall(text):
-        names = [f"{kind} {tag}"] if tag else []
-        names += [alias] if typedef and alias else []
-        struct_names += names
-        bodies.update((struct_name, (kind, body)) for struct_name in names)
-    macros: dict[str, str] = {}
-    conflicting: set[str] = set()
-    for name, value in definitions:
-        if macros.setdefault(name, value) != value:
-            conflicting.add(name)  # #ifdef DOUBLE / #else: which one holds is the preprocessor's to say
-    for name in conflicting:
-        macros[name] = name
-    macros.update(build_option_macros(build_options))
-    twice = {n for n, seen in Counter(struct_names).items() if seen > 1}  # an #ifdef pair: not guessed
-    aggregates = {
-        n: _Aggregate(None, None) if n in twice else _layout(kind, body, macros) for n, (kind, body) in bodies.items()
-    }
-    for alias, tagged in aliases.items():
-        aggregates.setdefault(alias, aggregates.get(tagged, _Aggregate(None, None)))
-    kernels = []
-    pending: int | None = None  # end of a __kernel keyword not yet followed by its void NAME(
-    resume = 0  # a signature's parameter list is not searched for further tokens
-    for match in _TOKENS.finditer(text):
-        if match.start() < resume:
-            continue
-        if match.group("kernel"):
-            pending = match.end()
-        elif match.group("sep"):
-            pending = None
-        elif pending is not None:
-            stop = _next_boundary(text, match.end())
-            close = text.find(")", match.end(), stop)
-            pending_end, pending = pending, None
-            if close < 0:
-                continue  # no parameter list closes before the next statement or kernel: not a signature
-            params_text = text[match.end() : close].strip()
-            pieces = [] if params_text in ("", "void") else [p.strip() for p in params_text.split(",")]
-            pre = text[max(pending_end, match.start() - _MAX_PRE_CHARS) : match.start()]
-            reqd = _REQD.search(_substitute(pre, macros))
-            size = (int(reqd.group(1)), int(reqd.group(2)), int(reqd.group(3))) if reqd else None
-            parameters = tuple(_parameter(i, p, macros, aggregates) for i, p in enumerate(pieces))
-            kernels.append(OpenCLKernel(match.group("name"), parameters, size))
-            resume = close + 1
-    return tuple(kernels)
+def _limit(name: str, default: float, low: float, high: float) -> float:
+    text = os.environ.get(name, "").strip()
+    if not text:
+        return default
+    try:
+        value = float(text)
+    except ValueError:
+        value = float("nan")
+    if not low <= value <= high:
+        raise BackendError(
+            ErrorKind.INVALID_ARGUMENT, f"{name}={text!r} is not a number from {low:g} to {high:g} (unset: {default:g})"
+        )
+    return value
 
 
-_BOUNDARY = re.compile(r"[;{}]|\b(?:__kernel|kernel)\b")
+_answers: OrderedDict[bytes, dict[str, Any]] = OrderedDict()
 
 
-def _next_boundary(text: str, start: int) -> int:
-    """Where the statement or the next kernel signature after ``start`` begins (len(text) if none)."""
-    found = _BOUNDARY.search(text, start)
-    return len(text) if found is None else found.start()
-
-
-def _strip_comments(source: str) -> str:
-    """``//`` and ``/* */`` comments replaced by a space, in one pass (an unclosed ``/*`` ends the text)."""
-    out: list[str] = []
-    position = 0
-    while True:
-        found = _COMMENT_START.search(source, position)
-        if found is None:
-            out.append(source[position:])
-            break
-        out.append(source[position : found.start()])
-        out.append(" ")
-        if found.group() == "//":
-            end = source.find("\n", found.end())
-            position = len(source) if end < 0 else end
+def _ask_clang(source: str, arguments: list[str]) -> dict[str, Any]:
+    """Clang's answer for ``source`` (remembered); BackendError when the child fails or passes a limit."""
+    key = hashlib.sha256(json.dumps([source, arguments]).encode("utf-8", "surrogatepass")).digest()
+    remembered = _answers.get(key)
+    if remembered is not None:
+        _answers.move_to_end(key)
+        return remembered
+    timeout = _limit(TIMEOUT_ENV, _DEFAULT_TIMEOUT_S, 0.5, 3600.0)
+    memory = int(_limit(MEMORY_ENV, _DEFAULT_MEMORY_MIB, 256, float(1 << 20)))
+    request = json.dumps({"source": source, "args": arguments, "memory_mib": memory, "timeout_s": timeout})
+    try:
+        child = subprocess.Popen(
+            [sys.executable, *interpreter_flags(), _CHILD],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            env=child_environment(),
+            start_new_session=True,
+        )
+    except OSError as exc:
+        raise BackendError(ErrorKind.UNSUPPORTED, f"cannot start the OpenCL C reader ({exc.strerror})") from None
+    try:
+        out, err = child.communicate(request.encode("utf-8", "surrogatepass"), timeout=timeout)
+    except subprocess.TimeoutExpired:
+        _kill(child)
+        raise BackendError(
+            ErrorKind.RESOURCE_LIMIT,
+            f"reading the OpenCL C source took over {timeout:g} s in Clang's front end ({TIMEOUT_ENV})",
+        ) from None
+    except BaseException:
+        _kill(child)
+        raise
+    if child.returncode != 0 or len(out) > _MAX_ANSWER_BYTES:
+        if child.returncode < 0:
+            try:
+                how = signal.Signals(-child.returncode).name
+            except ValueError:
+                how = f"signal {-child.returncode}"
         else:
-            end = source.find("*/", found.end())
-            if end < 0:
-                break
-            position = end + 2
-    return "".join(out)
+            how = f"exit status {child.returncode}"
+        tail = err.decode("utf-8", "replace").strip().splitlines()[-1:] or [""]
+        if any(word in tail[0] for word in ("MemoryError", "bad_alloc", "out of memory")) or how == "SIGXCPU":
+            raise BackendError(
+                ErrorKind.RESOURCE_LIMIT,
+                f"Clang's front end passed its limits reading the OpenCL C source ({how}; {MEMORY_ENV}, {TIMEOUT_ENV})",
+            )
+        raise BackendError(
+            ErrorKind.INVALID_ARGUMENT,
+            f"Clang's front end failed reading the OpenCL C source ({how}{': ' + tail[0] if tail[0] else ''})",
+        )
+    try:
+        answer = json.loads(out)
+    except ValueError:
+        raise BackendError(ErrorKind.INVALID_ARGUMENT, "the OpenCL C reader's answer is not JSON") from None
+    if not isinstance(answer, dict):
+        raise BackendError(ErrorKind.INVALID_ARGUMENT, "the OpenCL C reader's answer is not an object")
+    if "failure" in answer:
+        kind = ErrorKind.UNSUPPORTED if answer.get("missing") else ErrorKind.INVALID_ARGUMENT
+        raise BackendError(kind, f"cannot read the OpenCL C source: {answer['failure']}")
+    _answers[key] = answer
+    while len(_answers) > _REMEMBERED:
+        _answers.popitem(last=False)
+    return answer
+
+
+def _kill(child: subprocess.Popen[bytes]) -> None:
+    try:
+        os.killpg(child.pid, signal.SIGKILL)
+    except (ProcessLookupError, PermissionError):
+        pass
+    child.communicate()  # reaps it and closes its pipes
+
+
+def _members(layout: ElementLayout) -> tuple[AggregateMember, ...]:
+    """The members of a struct/union whose members are all scalars, vectors or arrays of one (else ())."""
+    members = []
+    for f in layout.fields:
+        inner, count = f.layout, 1
+        if inner.kind == "array" and inner.element is not None:
+            inner, count = inner.element, inner.count
+        vtype = inner.value_type
+        if vtype is None or not f.name or count < 1:
+            return ()
+        members.append(AggregateMember(f.name, vtype, f.offset, count))
+    return tuple(members)
+
+
+def _parameter(node: dict[str, Any]) -> OpenCLParameter:
+    index = int(node.get("index", 0))
+    text = str(node.get("text", ""))
+    name = str(node.get("name", ""))
+    space = node.get("address_space")
+    unknown = str(node.get("unknown", ""))
+    opaque = str(node.get("opaque", ""))
+    layout = None if unknown or "layout" not in node else layout_from_json(node["layout"])
+    if layout is not None and layout.kind == "opaque" and not unknown:
+        unknown = layout.why
+    value_type = None if layout is None else layout.value_type
+    aggregate = layout is not None and layout.kind in ("struct", "union")
+    words = [w for w in re.findall(r"[A-Za-z_]\w*|\*|\[|\]|\d+", text) if w != name]
+    type_text = layout.name if layout is not None else " ".join(w for w in words if w not in ("*", "[", "]"))
+    single = layout.single_scalar() if aggregate and layout is not None else None
+    return OpenCLParameter(
+        index,
+        text,
+        None if space is None else str(space),
+        bool(node.get("const")),
+        value_type,
+        name,
+        type_text,
+        aggregate,
+        layout.size if aggregate and layout is not None else None,
+        None if single is None else ValueType(single),
+        _members(layout) if aggregate and layout is not None else (),
+        layout,
+        unknown,
+        opaque,
+    )
+
+
+def opencl_kernels(source: str, build_options: str = "", *, address_bits: int = 64) -> tuple[OpenCLKernel, ...]:
+    """Every ``__kernel`` function in ``source``, with its parameters (see the module docstring)."""
+    answer = _ask_clang(source, clang_arguments(build_options, address_bits))
+    kernels = []
+    for node in answer.get("kernels") or ():
+        required = node.get("required_local_size")
+        size = (
+            (int(required[0]), int(required[1]), int(required[2]))
+            if isinstance(required, list) and len(required) == 3
+            else None
+        )
+        parameters = tuple(_parameter(p) for p in node.get("parameters") or ())
+        kernels.append(OpenCLKernel(str(node.get("name", "")), parameters, size))
+    return tuple(kernels)

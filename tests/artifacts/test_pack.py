@@ -250,7 +250,10 @@ def test_unsupported_vulkan_resources(tool, tmp_path, raises_kind) -> None:
     ids=["keywords", "unclosed-signatures", "unclosed-comments", "no-closing-paren"],
 )
 def test_signature_parsing_is_linear_in_the_source(hostile: str) -> None:
-    """Untrusted OpenCL C: the old regexes took 6 s for 8,000 'kernel ' tokens and grew quadratically (minutes
-    for these inputs); the timeout mark turns such a regression into a failure instead of a hang."""
+    """Untrusted OpenCL C: a regex reader once took 6 s for 8,000 'kernel ' tokens and grew quadratically;
+    Clang's front end reads these in well under a second. The timeout mark turns a regression into a failure
+    instead of a hang. Only a kernel the compiler sees is reported: after an unclosed comment, the one that
+    follows it; after unbalanced garbage, none (the compiler would not build it either)."""
     assert opencl_kernels(hostile) == ()
-    assert opencl_kernels(hostile + "*/\n__kernel void ok(__global int *a) { }")[-1].name == "ok"
+    after = opencl_kernels(hostile + "*/\n__kernel void ok(__global int *a) { }")
+    assert [k.name for k in after] == (["ok"] if hostile.startswith("/*") else [])

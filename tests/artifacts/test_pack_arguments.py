@@ -119,14 +119,14 @@ def test_macros_from_the_source_and_the_build_options(raises_kind: RaisesKind) -
         global_size=4,
     )
     assert [str(a.value_type) for a in typed.arguments] == ["f64", "f32x4", "u64"]
-    with raises_kind(ErrorKind.INVALID_ARGUMENT, match=r"cannot tell the type of argument count \(size_t count\)"):
-        pack_module(
-            POLYBENCH,
-            entry_point="typed",
-            build_options="-D REAL=float",
-            arguments={"s": 1, "v": [1, 2, 3, 4], "count": 7},
-            global_size=4,
-        )
+    sized = pack_module(  # Clang knows size_t: 64 bits on the SPIR64 target every device here reports
+        POLYBENCH,
+        entry_point="typed",
+        build_options="-D REAL=float",
+        arguments={"s": 1, "v": [1, 2, 3, 4], "count": 7},
+        global_size=4,
+    )
+    assert [str(a.value_type) for a in sized.arguments] == ["f32", "f32x4", "u64"]
 
 
 def test_binary_arguments_need_explicit_types(raises_kind: RaisesKind) -> None:
