@@ -96,7 +96,12 @@ def pack_options(func: F) -> F:
             type=click.Choice(sorted(KIND_NAMES)),
             help="Module kind of a raw file (default: from its content; SPIR-V flavour from its capabilities).",
         ),
-        click.option("--entry", "pack_entry", metavar="NAME", help="Entry point (default: the module's only one)."),
+        click.option(
+            "--entry",
+            "pack_entry",
+            metavar="NAME",
+            help="Entry point (default: the module's only one; GLSL source: the function compiled as it, else main).",
+        ),
         click.option("--local-size", "pack_local_size", metavar="X[,Y,Z]", help="Workgroup size (SPIR-V: from it)."),
         click.option(
             "--slot",
@@ -119,7 +124,12 @@ def pack_options(func: F) -> F:
             metavar="NAME|N",
             help="Kernel argument (a 32-bit int/uint) taking the element count; Vulkan: push member at offset 0.",
         ),
-        click.option("--build-options", "pack_build_options", default="", help="OpenCL build options."),
+        click.option(
+            "--build-options",
+            "pack_build_options",
+            default="",
+            help="OpenCL build options; GLSL source takes -D NAME[=VALUE], -U NAME, -I DIR (others are refused).",
+        ),
         click.option(
             "--arg",
             "pack_args",
