@@ -1,6 +1,8 @@
 """``accel run`` of a kernel that writes a few elements past a ``--bind`` array (coverage unknown, so nothing
 refuses it before the run): the guard tail of the temporary buffer catches it (docs/python.md "Writes past the
-end of an array"); exit 3 naming the overrun, and no ``--out`` file is written — never exit 0 with the results."""
+end of an array"); exit 3 naming the overrun, and no ``--out`` file is written — never exit 0 with the results.
+A --bind far shorter than the dispatch gets a temporary buffer as long as the dispatch (docs/python.md, "Short
+arrays"): a store far past it is the same exit 3, a load past it reads the guard pattern, the same every run."""
 
 from __future__ import annotations
 
@@ -10,6 +12,8 @@ from typing import Any
 import numpy as np
 import pytest
 
+from accelcore.corpus import corpus_root
+from accelcore.highlevel import guard_pattern
 from accelcore.testing.pytest_support import real_device_params
 
 OPENCL = """
@@ -45,3 +49,62 @@ def test_run_of_a_kernel_writing_past_a_short_array_exits_3_and_writes_no_output
     assert proc.returncode == 3, (proc.stdout, proc.stderr)
     assert "OUT_OF_BOUNDS" in proc.stderr and "wrote past the end" in proc.stderr
     assert not (tmp_path / "bad.npy").exists()
+
+
+SAXPY = corpus_root() / "src" / "opencl" / "saxpy_args.cl"
+"""``if (i < n) y[i] = a * x[i] + y[i]``: coverage unknown, so a short --bind reaches the device."""
+COPY = """
+kernel void copy(global const uint* in, global uint* out, const uint n) {
+    uint i = get_global_id(0);
+    if (i < n) out[i] = in[i];
+}
+"""
+
+
+@pytest.mark.parametrize(("family", "entry"), OPENCL_DEVICES)
+def test_run_of_saxpy_far_past_short_binds_exits_3_naming_the_argument(
+    family: Any, entry: Any, accel, tmp_path: Path
+) -> None:
+    # 5,000 work-items store 16,000 bytes past a 1,000-element y (four times the guard tail): the temporary
+    # buffer is as long as the dispatch, so the stores land in guard bytes (before: the worker crashed).
+    np.save(tmp_path / "x.npy", np.arange(1000, dtype=np.float32))
+    np.save(tmp_path / "y.npy", np.ones(1000, dtype=np.float32))
+    proc = accel(
+        [
+            *("run", entry.device_id, SAXPY, "--arg", "a=2", "--arg", "n=5000", "--global", "5000"),
+            *("--bind", f"x={tmp_path / 'x.npy'}", "--bind", f"y={tmp_path / 'y.npy'}:rw"),
+            *("--out", f"y={tmp_path / 'out.npy'}"),
+        ],
+        providers=["opencl"],
+    )
+    assert proc.returncode == 3, (proc.stdout, proc.stderr)
+    assert "OUT_OF_BOUNDS" in proc.stderr and "wrote past the end of argument 2 (4000 bytes given;" in proc.stderr
+    assert "argument 1" not in proc.stderr  # x is read past its end, never written
+    assert not (tmp_path / "out.npy").exists()
+
+
+@pytest.mark.parametrize(("family", "entry"), OPENCL_DEVICES)
+def test_run_reading_past_a_short_bind_reads_the_guard_pattern(family: Any, entry: Any, accel, tmp_path: Path) -> None:
+    # A 16-element input under a dispatch taken from a 1,048,576-element output: exit 0 with the length
+    # warning, and every run copies the same bytes past the input (the guard pattern, not other memory).
+    source = tmp_path / "copy.cl"
+    source.write_text(COPY)
+    np.save(tmp_path / "in.npy", np.arange(1, 17, dtype=np.uint32))
+    np.save(tmp_path / "out.npy", np.zeros(1 << 20, dtype=np.uint32))
+    outputs = []
+    for run in range(2):
+        proc = accel(
+            [
+                *("run", entry.device_id, source, "--grid-from", "1", "--count-arg", "n"),
+                *("--bind", f"in={tmp_path / 'in.npy'}", "--bind", f"out={tmp_path / 'out.npy'}:w"),
+                *("--out", f"out={tmp_path / f'copy{run}.npy'}"),
+            ],
+            providers=["opencl"],
+        )
+        assert proc.returncode == 0, (proc.stdout, proc.stderr)
+        assert "slot 0 holds 16 elements" in proc.stderr
+        outputs.append(np.load(tmp_path / f"copy{run}.npy"))
+    assert np.array_equal(outputs[0], outputs[1])
+    assert np.array_equal(outputs[0][:16], np.arange(1, 17, dtype=np.uint32))
+    past = outputs[0].view(np.uint8)[64:]
+    assert np.array_equal(past, guard_pattern(past.size))

@@ -121,7 +121,8 @@ def run_once(
         load_s = time.perf_counter() - started
         plan = [Binding(str(s.slot), s.slot, s.access, s.array, readback=s.out is not None) for s in slots]
         try:
-            run = Run(device, program, plan, timeout, label="the kernel", progress=progress)
+            # The package sizes each temporary buffer to what the dispatch may reach (docs/python.md).
+            run = Run(device, program, plan, timeout, label="the kernel", progress=progress, package=artifact.package)
         except SubmitIndeterminate as exc:
             raise RunFailure("submit", f"acceptance unknown: {exc.error}", exc.error, indeterminate=True) from exc
         except SubmitFailure as exc:
