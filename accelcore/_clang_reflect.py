@@ -165,7 +165,7 @@ def _attribute(cursor: Any) -> tuple[str, list[str]]:
 
 def _reflect(request: dict[str, Any]) -> dict[str, Any]:
     try:
-        import clang.cindex as ci
+        import clang.cindex as ci  # type: ignore[import-untyped]
     except ImportError as exc:
         return {
             "failure": f"libclang is not installed ({exc}); pip install libclang (make setup does)",

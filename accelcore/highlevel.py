@@ -27,6 +27,7 @@ it without a transfer. Resources are released child before parent on
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import math
 import operator
@@ -44,15 +45,18 @@ import numpy.typing as npt
 
 from .arguments import describe, spirv_value_type
 from .buffers import BufferDesc, BufferRange
+from .dispatch_extent import Extent, unknown_extents
 from .engine import CommandEngine, EngineState, ResourcePolicy
 from .environment import DEVICE_ENV, apply_defaults
 from .errors import BackendError, ErrorKind, SubmitIndeterminate, SubmitRejected
 from .flags import AccessMode, BufferUsage, Capabilities, MemoryDomain
 from .glsl import GLSL_SUFFIXES, compile_glsl, glsl_with_includes, looks_like_glsl
 from .inventory import discover
-from .opencl_includes import source_with_includes
+from .keywords import python_words, work_size
+from .layouts import CLSPV_GENERATOR, ElementLayout, check_array, encode_layout, spirv_layout, with_stride
+from .opencl_includes import named_source, source_with_includes
 from .opencl_signature import opencl_kernels
-from .pack import binding_names, detect_module_kind, pack_module
+from .pack import binding_names, build_package, detect_module_kind, pack_module
 from .package import Dispatch, DispatchKind, KernelPackage, ModuleKind
 from .package_codec import MAGIC, parse_package, write_package
 from .ports import MemorySink, MemorySource
@@ -73,7 +77,7 @@ __all__ = [
     "Run",
     "RunCancelled",
     "TemporaryPool",
-    "check_element_dtype",
+    "check_buffer_array",
     "choose_domain",
     "declared_elements",
     "devices",
@@ -88,6 +92,9 @@ _PACKAGES_PER_KERNEL = 64
 _RESIDENT_BYTES = 64 << 20
 _GUARD_MIN = 4096
 """The smallest guard tail (redzone) of a temporary buffer; larger arrays get an eighth of their bytes."""
+PoolKey = tuple[int, int, int, int]
+"""A temporary buffer's kind in :class:`TemporaryPool`: (array bytes, access, memory domain, extension: the
+guard-pattern bytes between the array's end and the dispatch's extent, 0 for most)."""
 
 
 def guard_bytes(nbytes: int, max_buffer_bytes: int) -> int:
@@ -98,18 +105,43 @@ def guard_bytes(nbytes: int, max_buffer_bytes: int) -> int:
     return max(0, min(guard, room))
 
 
+_PATTERN_PERIOD = 1 << 16
+"""The guard pattern repeats every this many bytes (so a guard sized to a large dispatch costs no more to make)."""
+_PATTERN_CACHED = 1 << 20
+"""Guard patterns (and their bytes) up to this size are remembered; larger ones are made when needed."""
+
+
 @functools.lru_cache(maxsize=64)
 def _pattern_bytes(nbytes: int) -> bytes:
     return guard_pattern(nbytes).tobytes()
 
 
-@functools.lru_cache(maxsize=64)
-def guard_pattern(nbytes: int) -> npt.NDArray[np.uint8]:
-    """The known bytes a guard tail of ``nbytes`` holds (fixed pseudo-random, so neither zeros, small
-    integers nor common floats repeat it); read-only."""
-    pattern = np.random.default_rng(0x5EED_C0DE).integers(0, 256, nbytes, dtype=np.uint8)
+@functools.lru_cache(maxsize=1)
+def _pattern_period() -> npt.NDArray[np.uint8]:
+    return np.random.default_rng(0x5EED_C0DE).integers(0, 256, _PATTERN_PERIOD, dtype=np.uint8)
+
+
+def _made_pattern(nbytes: int) -> npt.NDArray[np.uint8]:
+    pattern = np.resize(_pattern_period(), nbytes)
     pattern.flags.writeable = False
     return pattern
+
+
+_cached_pattern = functools.lru_cache(maxsize=64)(_made_pattern)
+
+
+def guard_pattern(nbytes: int) -> npt.NDArray[np.uint8]:
+    """The known bytes a guard tail of ``nbytes`` holds (fixed pseudo-random, so neither zeros, small
+    integers nor common floats repeat it; it repeats every 64 KiB, and a shorter pattern is the start of a
+    longer one); read-only."""
+    return _cached_pattern(nbytes) if nbytes <= _PATTERN_CACHED else _made_pattern(nbytes)
+
+
+def _holds_pattern(seen: npt.NDArray[np.uint8]) -> bool:
+    """Whether ``seen`` is exactly :func:`guard_pattern` of its length."""
+    if seen.nbytes <= _PATTERN_CACHED:
+        return seen.tobytes() == _pattern_bytes(seen.nbytes)
+    return bool(np.array_equal(seen, guard_pattern(seen.nbytes)))
 
 
 def _invalid(message: str) -> BackendError:
@@ -145,14 +177,14 @@ def _exact(value: object) -> Hashable:
 
 
 def _call_key(
-    others: Mapping[str, object], global_size: int | Sequence[int] | None, groups: Sequence[int] | None
+    others: Mapping[str, object], global_size: int | Sequence[int] | None, groups: int | Sequence[int] | None
 ) -> Hashable | None:
     """What a call's package depends on besides the kernel itself; None when not exactly keyable."""
     try:
         return (
             tuple(sorted((name, _exact(value)) for name, value in others.items())),
             _exact(global_size if isinstance(global_size, (int, type(None))) else tuple(global_size)),
-            _exact(None if groups is None else tuple(groups)),
+            _exact(groups if isinstance(groups, (int, type(None))) else tuple(groups)),
         )
     except TypeError:
         return None
@@ -258,9 +290,9 @@ class Device:
         """Idle temporary buffers of finished calls on host arrays, reused by later calls."""
         self.domain = choose_domain(self.engine.info, domain)
         self._domain_number = int(self.domain)
-        self._tails: dict[tuple[int, AccessMode], tuple[tuple[int, int, int], int, BufferRange | None]] = {}
-        """Per (array bytes, access) of a host array: its pool key, guard bytes and the range bound
-        (the array's bytes at offset 0; None without a guard): worked out once per size (at most
+        self._tails: dict[tuple[int, int, AccessMode], tuple[PoolKey, int, BufferRange | None]] = {}
+        """Per (array bytes, dispatch extent, access) of a host array: its pool key, guard bytes and the range
+        bound (the array's bytes at offset 0; None without a guard): worked out once per size (at most
         ``_SPECS_KEPT``; cleared when full)."""
         self._scratch: dict[int, tuple[npt.NDArray[np.uint8], MemorySink]] = {}
         """Per temporary buffer (by ID) read back whole with its guard (see ``_STAGED_READ_BYTES``): the host
@@ -349,15 +381,17 @@ class Device:
         return buffer
 
     def _take_temporary(
-        self, nbytes: int, access: AccessMode
-    ) -> tuple[int, tuple[int, int, int], int, BufferRange | None]:
+        self, nbytes: int, access: AccessMode, extent: int = 0
+    ) -> tuple[int, PoolKey, int, BufferRange | None]:
         """A buffer for one call on a host array, its pool key, guard bytes and the range to bind (see
-        ``_tails``): an idle one of the same size, access
+        ``_tails``): an idle one of the same size, extent, access
         and domain from the pool, else a new one (when the allocation hits a limit, the idle ones are
-        freed first). Its first ``nbytes`` are the array's; a guard tail of :meth:`guard_bytes` holding
-        :func:`guard_pattern` follows them (a pooled buffer's guard is intact: a run gives back only
-        buffers whose guard it read back unchanged)."""
-        key, guard, rng = self._tail(nbytes, access)
+        freed first). Its first ``nbytes`` are the array's; :func:`guard_pattern` follows them up to
+        ``extent`` (the bytes the dispatch may reach, :mod:`accelcore.dispatch_extent`) where that is longer,
+        then a guard tail of :meth:`guard_bytes` (a pooled buffer's guard is intact: a run gives back only
+        buffers whose guard it read back unchanged). A buffer as long as ``extent`` that the device cannot
+        allocate is ``RESOURCE_LIMIT``, never a shorter one."""
+        key, guard, rng = self._tail(nbytes, access, extent)
         found = self.pool.take(key)
         if found is not None:
             return found, key, guard, rng
@@ -369,18 +403,34 @@ class Device:
         self._free_all(self.pool.clear())
         return self._allocate_guarded(nbytes, guard, access), key, guard, rng
 
-    def _tail(self, nbytes: int, access: AccessMode) -> tuple[tuple[int, int, int], int, BufferRange | None]:
-        """(pool key, guard bytes, bound range) of a temporary buffer for a host array (see ``_tails``)."""
-        known = self._tails.get((nbytes, access))
+    def _tail(self, nbytes: int, access: AccessMode, extent: int = 0) -> tuple[PoolKey, int, BufferRange | None]:
+        """(pool key, guard bytes, bound range) of a temporary buffer for a host array (see ``_tails``).
+
+        Where ``extent`` passes ``nbytes``, the guard is the bytes up to ``extent`` (rounded up to the
+        alignment: the key's extension) followed by the guard tail of a buffer that long; an extent past
+        the device's ``max_buffer_bytes`` is RESOURCE_LIMIT."""
+        if extent <= nbytes:
+            extent = 0  # the array holds it: one memo entry, the ordinary guard
+        known = self._tails.get((nbytes, extent, access))
         if known is None:
             if len(self._tails) >= _SPECS_KEPT:
                 self._tails.clear()
-            guard = self.guard_bytes(nbytes)
-            known = (nbytes, int(access), self._domain_number), guard, BufferRange(0, nbytes) if guard else None
-            self._tails[nbytes, access] = known
+            extension = 0
+            if extent > nbytes:
+                extension = -(-extent // _ALIGNMENT) * _ALIGNMENT - nbytes
+                limit = self.engine.info.limits.max_buffer_bytes
+                if nbytes + extension > limit:
+                    raise BackendError(
+                        ErrorKind.RESOURCE_LIMIT,
+                        f"a buffer of {nbytes + extension} bytes passes the device's max_buffer_bytes {limit}",
+                    )
+            guard = extension + self.guard_bytes(nbytes + extension)
+            key = (nbytes, int(access), self._domain_number, extension)
+            known = key, guard, BufferRange(0, nbytes) if guard else None
+            self._tails[nbytes, extent, access] = known
         return known
 
-    def _give_temporary(self, key: tuple[int, int, int], buffer: int) -> None:
+    def _give_temporary(self, key: PoolKey, buffer: int) -> None:
         """Back into the pool under the key it was taken with (its event destroyed: no event references
         it); what that pushes over the bound is freed, oldest first."""
         if self._closed:
@@ -437,7 +487,7 @@ class Device:
         *,
         entry: str | None = None,
         spec: Mapping[str | int, object] | None = None,
-        local_size: Sequence[int] | None = None,
+        local_size: int | Sequence[int] | None = None,
         build_options: str = "",
         kind: ModuleKind | None = None,
     ) -> Kernel:
@@ -445,9 +495,17 @@ class Device:
 
         An OpenCL C file's ``#include`` s are inlined from its folder and the ``-I`` folders of
         ``build_options`` (:func:`accelcore.opencl_includes.source_with_includes`); bytes are taken as they are.
+        GLSL (a file or bytes) is compiled with ``build_options`` (``-D``, ``-U``; ``-I`` for a file's
+        includes; any other option is refused) and ``entry`` as its entry point (:mod:`accelcore.glsl`).
 
         ``spec``: Vulkan specialization constants by SpecId or name (``"local_size_x"`` sets the
-        work-group size constant); ``local_size``: the work-group size where the module fixes none.
+        work-group size constant); ``local_size``: the work-group size where the module fixes none (an int
+        or a tuple of 1 to 3, :func:`accelcore.keywords.work_size`).
+
+        Refused here with ``BackendError(INVALID_ARGUMENT)``: an ``entry`` the module lacks, or none where it
+        has several (the message lists them). OpenCL C source is built now, once: a compile error is raised
+        here, its build log naming the file and its lines (a file's text gets ``#line 1 "path"``,
+        :func:`accelcore.opencl_includes.named_source`).
         """
         self._check_open()
         if isinstance(source, bytes):
@@ -460,18 +518,26 @@ class Device:
                 raise _invalid(f"{path}: cannot read ({exc.strerror})") from None
             name = str(path)
             if path.suffix.lower() in GLSL_SUFFIXES:
-                data = compile_glsl(glsl_with_includes(path, data), name=path.name)  # includes next to the file
+                data = compile_glsl(  # includes next to the file and in -I folders
+                    glsl_with_includes(path, data, build_options),
+                    name=path.name,
+                    build_options=build_options,
+                    entry=entry,
+                )
             else:  # OpenCL C: quoted includes next to the file (and in -I folders) are inlined, checked
                 data = source_with_includes(path, data, build_options)
+                if not looks_like_glsl(data):  # compiler messages name the file, not the driver's copy of it
+                    data = named_source(path, data)
         if not data.startswith(MAGIC[:4]) and looks_like_glsl(data):
-            data = compile_glsl(data, name=name)
+            data = compile_glsl(data, name=name, build_options=build_options, entry=entry)
         return Kernel(
             self, data, name, entry=entry, spec=spec, local_size=local_size, build_options=build_options, kind=kind
         )
 
 
 class TemporaryPool:
-    """Idle temporary buffers of one :class:`Device`, by (bytes, access, memory domain), for reuse.
+    """Idle temporary buffers of one :class:`Device`, by :data:`PoolKey` (bytes, access, memory domain,
+    extension), for reuse.
 
     A call on host arrays takes its buffers here and gives them back once its event has been
     destroyed after ending Complete, so no event the engine knows references them (the engine would
@@ -481,7 +547,8 @@ class TemporaryPool:
     uploads every host array it binds before its submission, so a reused buffer never shows an
     earlier call's bytes. Each buffer holds a guard tail after its array's bytes (see
     :meth:`Device.guard_bytes`), intact in every idle buffer (one a kernel overwrote is freed, never
-    given back). At most ``limit`` bytes (the arrays' bytes, guards not counted) stay idle (the oldest
+    given back). At most ``limit`` bytes (the arrays' bytes and extensions — a buffer sized to a dispatch
+    longer than its array counts the dispatch's extent — guard tails not counted) stay idle (the oldest
     are freed first);
     :meth:`Device.close` empties it. ``taken`` / ``given`` count reuses and returns.
     """
@@ -491,35 +558,36 @@ class TemporaryPool:
         self.idle_bytes = 0
         self.taken = 0
         self.given = 0
-        self._idle: OrderedDict[tuple[int, int, int], list[int]] = OrderedDict()
+        self._idle: OrderedDict[PoolKey, list[int]] = OrderedDict()
 
     def __len__(self) -> int:
         return sum(len(buffers) for buffers in self._idle.values())
 
-    def take(self, key: tuple[int, int, int]) -> int | None:
+    def take(self, key: PoolKey) -> int | None:
         buffers = self._idle.get(key)
         if not buffers:
             return None
         buffer = buffers.pop()
         if not buffers:
             del self._idle[key]
-        self.idle_bytes -= key[0]
+        self.idle_bytes -= key[0] + key[3]
         self.taken += 1
         return buffer
 
-    def give(self, key: tuple[int, int, int], buffer: int) -> list[int]:
+    def give(self, key: PoolKey, buffer: int) -> list[int]:
         """Keep ``buffer``; returns what no longer fits (``buffer`` itself when it alone is over the limit)."""
-        if key[0] > self.limit:
+        counted = key[0] + key[3]
+        if counted > self.limit:
             return [buffer]
         self._idle.setdefault(key, []).append(buffer)
         self._idle.move_to_end(key)
-        self.idle_bytes += key[0]
+        self.idle_bytes += counted
         self.given += 1
         evicted = []
         while self.idle_bytes > self.limit:
             old_key, buffers = next(iter(self._idle.items()))
             evicted.append(buffers.pop(0))
-            self.idle_bytes -= old_key[0]
+            self.idle_bytes -= old_key[0] + old_key[3]
             if not buffers:
                 del self._idle[old_key]
         return evicted
@@ -587,6 +655,11 @@ class Parameter:
     """A uniform block's size: a shorter array is refused before anything is uploaded."""
     layout: str = ""
     """A uniform block's members with their offsets (std140 surprises: a float[] member's 16-byte stride)."""
+    element_layout: ElementLayout | None = None
+    """A buffer's element (a uniform block: the whole block) as the module lays it out; None when unknown.
+    Every array bound to it is checked against it (:func:`accelcore.layouts.check_array`)."""
+    signedness_known: bool = True
+    """False where the module cannot say int from uint (OpenCL SPIR-V, clspv): either is accepted."""
 
 
 def _opencl_parameters(module: bytes, kind: ModuleKind, entry: str | None, options: str) -> list[Parameter]:
@@ -600,7 +673,8 @@ def _opencl_parameters(module: bytes, kind: ModuleKind, entry: str | None, optio
             role = "buffer" if p.is_buffer else "local" if p.is_local else "value"
             access = AccessMode.READ if (p.is_const or p.address_space == "constant") else AccessMode.READ_WRITE
             element = p.value_type or p.aggregate_scalar  # struct { float4 pos; float4 vel; }: float32 arrays
-            out.append(Parameter(p.name or str(p.index), role, p.index, element, access))
+            layout = p.layout if role == "buffer" else None
+            out.append(Parameter(p.name or str(p.index), role, p.index, element, access, element_layout=layout))
         return out
     spirv = inspect_spirv(module)
     entries = [
@@ -611,7 +685,9 @@ def _opencl_parameters(module: bytes, kind: ModuleKind, entry: str | None, optio
         role = "value" if space is None else "local" if space == 4 else "buffer"
         element = spirv_value_type(kp.type) if kp.type is not None else None
         access = AccessMode.READ if (kp.no_write or space == 0) else AccessMode.READ_WRITE
-        out.append(Parameter(kp.name or str(kp.index), role, kp.index, element, access))
+        layout = spirv_layout(kp.type) if role == "buffer" and kp.type is not None else None
+        name = kp.name or str(kp.index)
+        out.append(Parameter(name, role, kp.index, element, access, element_layout=layout, signedness_known=False))
     return out
 
 
@@ -620,9 +696,17 @@ def _vulkan_parameters(module: bytes) -> list[Parameter]:
     out: list[Parameter] = []
     for position, d in enumerate(spirv.descriptors):
         element = None
+        element_layout = None
         members = d.type.members if d.type is not None else ()
-        if members and members[-1].type.kind in ("runtime_array", "array") and members[-1].type.component is not None:
-            element = spirv_value_type(members[-1].type.component) or _single_scalar(members[-1].type.component)
+        component = members[-1].type.component if members else None
+        if members and members[-1].type.kind in ("runtime_array", "array") and component is not None:
+            element = spirv_value_type(component) or _single_scalar(component)
+            last = members[-1]
+            element_layout = with_stride(
+                spirv_layout(component, matrix_stride=last.matrix_stride, row_major=last.row_major), last.type.stride
+            )
+        if d.descriptor_type == "uniform_buffer" or (members and element_layout is None and d.type is not None):
+            element_layout = spirv_layout(d.type) if d.type is not None else None  # the whole block is one element
         only_member = members[0].name if len(members) == 1 else None
         names = [n for n in (d.name, only_member, d.block_name) if n]
         label = names[0] if names else str(position)
@@ -645,6 +729,8 @@ def _vulkan_parameters(module: bytes) -> list[Parameter]:
                 tuple(dict.fromkeys(n for n in names[1:] if n != label)),
                 block_size,
                 layout if uniform else "",
+                element_layout,
+                (spirv.generator >> 16) != CLSPV_GENERATOR,
             )
         )
     block = spirv.push_constant_block
@@ -672,14 +758,14 @@ def _element_dtype(element: ValueType | None) -> np.dtype[Any] | None:
     return None if element is None else element.scalar.numpy_dtype
 
 
-def declared_elements(pkg: KernelPackage) -> dict[int, tuple[str, ValueType | None]]:
-    """Slot → (its name in the module, the element type its buffer declares; None when unknown)."""
+def declared_elements(pkg: KernelPackage) -> dict[int, Parameter]:
+    """Slot → the buffer parameter the package's module declares there (its name, element type and layout)."""
     try:
         if pkg.module_kind is ModuleKind.SPIRV_VULKAN:
             params = _vulkan_parameters(pkg.module)
             by_native = {(p.set, p.binding): p for p in params if p.role == "buffer"}
             return {
-                row.slot: (by_native[(row.set, row.native_index)].name, by_native[(row.set, row.native_index)].element)
+                row.slot: by_native[(row.set, row.native_index)]
                 for row in pkg.bindings
                 if (row.set, row.native_index) in by_native
             }
@@ -689,27 +775,54 @@ def declared_elements(pkg: KernelPackage) -> dict[int, tuple[str, ValueType | No
                 for p in _opencl_parameters(pkg.module, pkg.module_kind, pkg.entry_point, pkg.build_options)
                 if p.role == "buffer"
             }
-            return {
-                row.slot: (by_index[row.native_index].name, by_index[row.native_index].element)
-                for row in pkg.bindings
-                if row.native_index in by_index
-            }
-    except (BackendError, UnicodeDecodeError):
-        pass
+            return {row.slot: by_index[row.native_index] for row in pkg.bindings if row.native_index in by_index}
+    except UnicodeDecodeError:
+        pass  # not text: the provider refuses it at load
     return {}
 
 
-def check_element_dtype(what: str, dtype: np.dtype[Any], declared: ValueType | None) -> None:
-    """INVALID_ARGUMENT unless an array of ``dtype`` matches the declared element type (never converted)."""
-    wanted = _element_dtype(declared)
-    if wanted is not None and dtype.fields is None and dtype.base != wanted:
+def check_buffer_array(what: str, dtype: np.dtype[Any], shape: Sequence[int], declared: Parameter | None) -> None:
+    """INVALID_ARGUMENT unless an array of ``dtype`` and ``shape`` holds the declared elements exactly
+    (:func:`accelcore.layouts.check_array`: dtype, struct layout, vector lanes; never converted)."""
+    if declared is None:
+        return
+    if declared.element_layout is not None:
+        check_array(what, dtype, shape, declared.element_layout, signedness_known=declared.signedness_known)
+        return
+    wanted = _element_dtype(declared.element)
+    if wanted is not None and (dtype.fields is not None or dtype.base != wanted):
         raise _invalid(
-            f"{what} declares {declared} elements ({wanted}) but was given an array of {dtype}; "
+            f"{what} declares {declared.element} elements ({wanted}) but was given an array of {dtype}; "
             f"convert it first (e.g. x.astype(np.{wanted.name}))"
         )
 
 
 # --------------------------------------------------------------------------- kernels
+
+
+def _entry_points(name: str, module: bytes, kind: ModuleKind, build_options: str) -> list[str]:
+    """The kernels ``module`` offers: OpenCL C ``__kernel`` functions, OpenCL SPIR-V Kernel or Vulkan GLCompute
+    entry points."""
+    if kind is ModuleKind.OPENCL_SOURCE:
+        try:
+            source = module.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            raise _invalid(f"{name}: OpenCL C source is not UTF-8 text (byte {exc.start})") from None
+        return [k.name for k in opencl_kernels(source, build_options)]
+    model = "GLCompute" if kind is ModuleKind.SPIRV_VULKAN else "Kernel"
+    return [e.name for e in inspect_spirv(module).entry_points if e.execution_model_name == model]
+
+
+def _check_entry(name: str, entry: str | None, offered: Sequence[str]) -> None:
+    """INVALID_ARGUMENT, listing ``offered``, unless ``entry=`` names one of them (or is None and there is one)."""
+    listed = ", ".join(offered)
+    if entry is not None and entry not in offered:
+        has = f"its kernels: {listed}" if offered else "it has no kernel"
+        raise _invalid(f"entry={entry!r}: {name} has no kernel {entry!r} ({has})")
+    if not offered:
+        raise _invalid(f"{name} has no kernel (no __kernel function or compute entry point)")
+    if entry is None and len(offered) > 1:
+        raise _invalid(f"{name} has {len(offered)} kernels ({listed}); pass entry= to choose one")
 
 
 class Kernel:
@@ -723,7 +836,7 @@ class Kernel:
         *,
         entry: str | None,
         spec: Mapping[str | int, object] | None,
-        local_size: Sequence[int] | None,
+        local_size: int | Sequence[int] | None,
         build_options: str,
         kind: ModuleKind | None,
     ) -> None:
@@ -732,7 +845,10 @@ class Kernel:
         self._module = module
         self._entry = entry
         self._spec: dict[str | int, object] = dict(spec or {})
-        self._local_size = tuple(local_size) if local_size is not None else None
+        self._local_size: tuple[int, ...] | None = None
+        if local_size is not None:
+            chosen = work_size("local_size", local_size)
+            self._local_size = (chosen,) if isinstance(chosen, int) else chosen
         self._build_options = build_options
         self._programs: OrderedDict[bytes, tuple[int, KernelPackage]] = OrderedDict()
         self._packages: OrderedDict[Hashable, tuple[KernelPackage, bytes, tuple[_Slot, ...]]] = OrderedDict()
@@ -759,9 +875,14 @@ class Kernel:
         if module.startswith(MAGIC[:4]):
             self.package = parse_package(module)
             self.kind = self.package.module_kind
+            _check_entry(name, entry, [self.package.entry_point])
             self.parameters = self._package_parameters(self.package)
         else:
             self.kind = kind if kind is not None else detect_module_kind(module)
+            if self.kind is ModuleKind.OPENCL_SOURCE:
+                self._build_now()  # first: a compile error says more than any check of the source's text
+            if self.kind is not ModuleKind.OPENCL_BINARY:
+                _check_entry(name, entry, _entry_points(name, module, self.kind, build_options))
             if self.kind is ModuleKind.SPIRV_VULKAN:
                 self.parameters = tuple(_vulkan_parameters(module))
                 size = list(self._local_size or (1, 1, 1)) + [1] * (3 - len(self._local_size or ()))
@@ -789,6 +910,30 @@ class Kernel:
         self._alias = {a: p.name for p in self.parameters for a in p.aliases if a not in self._by_name}
         self._buffer_names = frozenset(p.name for p in self.parameters if p.role == "buffer")
 
+    def _build_now(self) -> None:
+        """Build OpenCL C source once, now, so that ``Device.kernel`` raises a compile error (the driver's
+        build log) instead of the first call: a package made to build it (:func:`accelcore.pack.build_package`:
+        placeholder values) is loaded and unloaded at once. The provider keeps the compiled binary (OpenCL:
+        its binary cache), so the first call loads that instead of compiling. A load refused for any other
+        reason is left to the checks that follow and to the first call, which reports it with its values."""
+        probe = build_package(
+            self._module,
+            entry_point=self._entry,
+            local_size=_triple(self._local_size) if self._local_size is not None else None,
+            build_options=self._build_options,
+        )
+        if probe is None:
+            return
+        device = self.device
+        ref = ArtifactRef(probe.format, probe.target, MemorySource(write_package(probe)), device.resident_bytes)
+        try:
+            program = device.load_artifact(ref)
+        except BackendError as exc:
+            if exc.native_call == "clBuildProgram":
+                raise
+            return
+        device.engine.unload_program(program)
+
     def __repr__(self) -> str:
         names = ", ".join(f"{p.name}:{p.role}" for p in self.parameters)
         return f"<accelcore.Kernel {self.name} on {self.device.id} ({names})>"
@@ -796,18 +941,16 @@ class Kernel:
     @staticmethod
     def _package_parameters(pkg: KernelPackage) -> tuple[Parameter, ...]:
         names = {slot: name for name, slot in binding_names(pkg).items()}
-        declared = declared_elements(pkg)  # a package's arrays are dtype-checked like a raw module's
-        return tuple(
-            Parameter(
-                names.get(row.slot, str(row.slot)),
-                "buffer",
-                row.slot,
-                declared.get(row.slot, ("", None))[1],
-                row.access,
-                set=row.set,
-            )
-            for row in sorted(pkg.bindings, key=lambda r: (r.set, r.native_index))
-        )
+        declared = declared_elements(pkg)  # a package's arrays are checked like a raw module's
+        out = []
+        for row in sorted(pkg.bindings, key=lambda r: (r.set, r.native_index)):
+            module = declared.get(row.slot)
+            name = names.get(row.slot, str(row.slot))
+            if module is None:
+                out.append(Parameter(name, "buffer", row.slot, None, row.access, set=row.set))
+                continue
+            out.append(dataclasses.replace(module, name=name, index=row.slot, access=row.access, aliases=()))
+        return tuple(out)
 
     # -- argument routing ------------------------------------------------------
 
@@ -862,7 +1005,7 @@ class Kernel:
         self,
         others: Mapping[str, object],
         global_size: int | Sequence[int] | None,
-        groups: Sequence[int] | None,
+        groups: int | Sequence[int] | None,
     ) -> KernelPackage:
         if self.package is not None:
             if others:
@@ -888,30 +1031,35 @@ class Kernel:
         if groups is not None:
             if global_size is not None:
                 raise _invalid("give global_size= or groups=, not both")
-            g = (*tuple(groups), 1, 1)
-            dispatch = Dispatch(DispatchKind.FIXED, (int(g[0]), int(g[1]), int(g[2])))
+            dispatch = Dispatch(DispatchKind.FIXED, _triple((groups,) if isinstance(groups, int) else groups))
         elif global_size is None:
             raise _invalid(f"{self.name}: pass global_size= (work-items, 1-3 axes) or groups=")
         local_size = self._local_size
-        return pack_module(
-            self._module,
-            kind=self.kind,
-            entry_point=self._entry,
-            dispatch=dispatch,
-            global_size=None if dispatch is not None else global_size,
-            local_size=_triple(local_size) if local_size is not None else None,
-            build_options=self._build_options,
-            arguments=arguments or None,
-            local_memory=local or None,
-            push_constants=push or None,
-            spec_constants=self._spec or None,
-        )
+        try:
+            return pack_module(
+                self._module,
+                kind=self.kind,
+                entry_point=self._entry,
+                dispatch=dispatch,
+                global_size=None if dispatch is not None else global_size,
+                local_size=_triple(local_size) if local_size is not None else None,
+                build_options=self._build_options,
+                arguments=arguments or None,
+                local_memory=local or None,
+                push_constants=push or None,
+                spec_constants=self._spec or None,
+            )
+        except BackendError as exc:  # named as a Python caller writes it (entry=, not entry_point=)
+            words = python_words(exc.message)
+            if words == exc.message or exc.domain is not None:
+                raise
+            raise BackendError(exc.kind, words, native_call=exc.native_call, native_code=exc.native_code) from None
 
     def _packed(
         self,
         others: Mapping[str, object],
         global_size: int | Sequence[int] | None,
-        groups: Sequence[int] | None,
+        groups: int | Sequence[int] | None,
     ) -> tuple[KernelPackage, bytes, tuple[_Slot, ...]]:
         """:meth:`_pack` + ``write_package`` + the package's buffer layout, remembered for calls with
         the same exact values (and, for a call with the very same immutable value objects as the
@@ -922,7 +1070,7 @@ class Kernel:
             and last[1] == tuple(others)
             and all(map(operator.is_, last[2], others.values()))
             and (global_size is last[3] or (type(global_size) is int and global_size == last[3]))
-            and groups is last[4]
+            and (groups is last[4] or (type(groups) is int and groups == last[4]))
         ):
             return last[0]
         made = self._packed_by_key(others, global_size, groups)
@@ -934,7 +1082,7 @@ class Kernel:
                 or type(global_size) is int
                 or (type(global_size) is tuple and all(type(g) is int for g in global_size))
             )
-            and (groups is None or type(groups) is tuple)
+            and (groups is None or type(groups) is int or type(groups) is tuple)
         ):
             self._last_call = (made, tuple(others), values, global_size, groups)
         else:
@@ -945,7 +1093,7 @@ class Kernel:
         self,
         others: Mapping[str, object],
         global_size: int | Sequence[int] | None,
-        groups: Sequence[int] | None,
+        groups: int | Sequence[int] | None,
     ) -> tuple[KernelPackage, bytes, tuple[_Slot, ...]]:
         key = _call_key(others, global_size, groups)
         if key is not None:
@@ -983,22 +1131,35 @@ class Kernel:
         self,
         *args: object,
         global_size: int | Sequence[int] | None = None,
-        groups: Sequence[int] | None = None,
+        groups: int | Sequence[int] | None = None,
         timeout: float | None = None,
+        allow_short_device_arrays: bool = False,
         **kwargs: object,
     ) -> Run:
-        """Check, upload and submit; returns a :class:`Run` (``done()``, ``wait()``, ``cancel()``)."""
-        return self._submit(args, kwargs, global_size, groups, timeout)
+        """Check, upload and submit; returns a :class:`Run` (``done()``, ``wait()``, ``cancel()``).
+
+        ``global_size`` (work-items) or ``groups`` (work-groups): an int or a tuple of 1 to 3 ints
+        (:func:`accelcore.keywords.work_size`; anything else is INVALID_ARGUMENT naming the keyword).
+
+        ``allow_short_device_arrays``: bind a device array shorter than the work-items the call asks for
+        where the kernel's coverage of it is unknown (refused by default: INVALID_ARGUMENT naming it); say
+        so only for a kernel that checks its index (docs/python.md, "Short arrays")."""
+        return self._submit(args, kwargs, global_size, groups, timeout, allow_short_device_arrays)
 
     def _submit(
         self,
         args: Sequence[object],
         kwargs: Mapping[str, object],
         global_size: int | Sequence[int] | None,
-        groups: Sequence[int] | None,
+        groups: int | Sequence[int] | None,
         timeout: float | None,
+        allow_short_device_arrays: bool = False,
     ) -> Run:
         self.device._check_open()
+        if global_size is not None and (type(global_size) is not int or global_size < 1):
+            global_size = work_size("global_size", global_size)
+        if groups is not None and (type(groups) is not int or groups < 1):
+            groups = work_size("groups", groups)
         last = self._last_run
         if (
             last is not None
@@ -1006,7 +1167,7 @@ class Kernel:
             and last[0] == tuple(kwargs)
             and all(map(operator.is_, last[1], kwargs.values()))
             and (global_size is last[2] or (type(global_size) is int and global_size == last[2]))
-            and groups is last[3]
+            and (groups is last[3] or (type(groups) is int and groups == last[3]))
         ):
             loaded = self._programs.get(last[4])
             if loaded is not None and loaded[0] == last[5]:  # still loaded (a full cache unloads the oldest)
@@ -1022,11 +1183,11 @@ class Kernel:
             bound: npt.NDArray[Any] | DeviceArray
             if isinstance(value, np.ndarray):
                 flags, nbytes, bound = value.flags, value.nbytes, value
-                fits = (slot.dtype is None or value.dtype == slot.dtype) and flags.c_contiguous
+                fits = (slot.unchecked or (slot.dtype is not None and value.dtype == slot.dtype)) and flags.c_contiguous
                 fits = fits and (flags.writeable or not slot.writes)
             elif isinstance(value, DeviceArray):
                 nbytes, bound = value.nbytes, value
-                fits = slot.dtype is None or value.dtype == slot.dtype
+                fits = slot.unchecked or (slot.dtype is not None and value.dtype == slot.dtype)
             else:
                 fits, nbytes = False, 0
             if not (fits and nbytes and not nbytes % slot.element_size and nbytes >= slot.param.min_bytes):
@@ -1040,7 +1201,15 @@ class Kernel:
                 reuse[slot.slot] = (made, *recent[: _BINDINGS_PER_SLOT - 1])
             plan.append(made)
         program = self._program(pkg, data)
-        run = Run(self.device, program, plan, timeout, label=self.name)
+        run = Run(
+            self.device,
+            program,
+            plan,
+            timeout,
+            label=self.name,
+            package=pkg,
+            allow_short_device_arrays=allow_short_device_arrays,
+        )
         values = tuple(kwargs.values())
         if (
             run.prepared is not None
@@ -1056,7 +1225,7 @@ class Kernel:
                 or type(global_size) is int
                 or (type(global_size) is tuple and all(type(g) is int for g in global_size))
             )
-            and (groups is None or (type(groups) is tuple and all(type(g) is int for g in groups)))
+            and (groups is None or type(groups) is int or type(groups) is tuple)
         ):
             self._last_run = (tuple(kwargs), values, global_size, groups, data, program, run.prepared)
         else:
@@ -1084,8 +1253,9 @@ class Kernel:
                     row.slot,
                     access,
                     bool(access & AccessMode.WRITE),
-                    _element_dtype(param.element),
+                    _fast_dtype(param),
                     row.element_size,
+                    param.element_layout is None and param.element is None,
                 )
             )
         return tuple(layout)
@@ -1094,12 +1264,13 @@ class Kernel:
         self,
         *args: object,
         global_size: int | Sequence[int] | None = None,
-        groups: Sequence[int] | None = None,
+        groups: int | Sequence[int] | None = None,
         timeout: float | None = None,
+        allow_short_device_arrays: bool = False,
         **kwargs: object,
     ) -> Any:
         """``submit(...).wait()``: the arrays the kernel writes (one, or a tuple in parameter order)."""
-        return self._submit(args, kwargs, global_size, groups, timeout).wait()
+        return self._submit(args, kwargs, global_size, groups, timeout, allow_short_device_arrays).wait()
 
 
 def _checked_array(param: Parameter, row: Any, value: object, pkg: KernelPackage) -> npt.NDArray[Any] | DeviceArray:
@@ -1108,6 +1279,8 @@ def _checked_array(param: Parameter, row: Any, value: object, pkg: KernelPackage
     writes = bool(int(row.access) & int(AccessMode.WRITE))
     if isinstance(value, DeviceArray):
         dtype, nbytes = value.dtype, value.nbytes
+    elif isinstance(value, Mapping) and param.uniform and param.element_layout is not None:
+        return np.frombuffer(encode_layout(param.element_layout, value, what), np.uint8)  # laid out here
     elif isinstance(value, np.ndarray):
         dtype, nbytes = value.dtype, value.nbytes
         if not value.flags.c_contiguous:
@@ -1116,7 +1289,7 @@ def _checked_array(param: Parameter, row: Any, value: object, pkg: KernelPackage
             raise _invalid(f"{what} is read-only, but the kernel writes it ({row.access.name})")
     else:
         raise _invalid(f"{what} is a buffer; pass a numpy array or a device array, not {type(value).__name__}")
-    check_element_dtype(what, dtype, param.element)
+    check_buffer_array(what, dtype, value.shape, param)
     if nbytes == 0:
         raise _invalid(f"{what} is empty; a buffer needs at least one element")
     if nbytes % row.element_size:
@@ -1133,8 +1306,8 @@ def _checked_array(param: Parameter, row: Any, value: object, pkg: KernelPackage
 @dataclass(frozen=True, slots=True)
 class _Slot:
     """One buffer parameter of a package, worked out once per package: its row, slot and access,
-    whether the kernel writes it, the element dtype its arrays must have (None: unknown) and the
-    row's element size."""
+    whether the kernel writes it, the element dtype an array of any shape may have without the full
+    check (:func:`_fast_dtype`) and the row's element size."""
 
     param: Parameter
     row: Any
@@ -1143,6 +1316,29 @@ class _Slot:
     writes: bool
     dtype: np.dtype[Any] | None
     element_size: int
+    unchecked: bool = False
+    """Nothing is known of the element: any dtype passes (a byte-size check still applies)."""
+
+
+def _fast_dtype(param: Parameter) -> np.dtype[Any] | None:
+    """The dtype whose arrays of any shape match ``param`` without the full check (a scalar element);
+    None when every array needs :func:`check_buffer_array` (vectors, structs, blocks) or nothing is known."""
+    layout = param.element_layout
+    if layout is not None:
+        return layout.scalar.numpy_dtype if layout.kind == "scalar" and layout.scalar is not None else None
+    return _element_dtype(param.element) if param.element is not None and param.element.lanes == 1 else None
+
+
+def _short_device_array(name: str, array: DeviceArray, extent: Extent) -> BackendError:
+    """The refusal of a device array shorter than the work-items a dispatch asks for (coverage unknown)."""
+    items = extent.requested_bytes // extent.element_size
+    return _invalid(
+        f"argument {name} is a device array of {array.nbytes} bytes ({array.nbytes // extent.element_size} "
+        f"elements of {extent.element_size} bytes), but the dispatch asks for {items} work-items and the "
+        f"kernel's coverage of it is unknown: indexed by work-item it would be read or written {items} elements "
+        "long, past its end (a device array has no guard); give a device array as long as the dispatch, state "
+        "the coverage, or pass allow_short_device_arrays=True if the kernel checks its index"
+    )
 
 
 class RunCancelled(Exception):
@@ -1200,7 +1396,7 @@ class Run:
     """
 
     # Defaults at class level: a run on device arrays only sets what it uses (see :meth:`_bind`).
-    _temporary: list[tuple[int, tuple[int, int, int]]] | tuple[()] = ()
+    _temporary: list[tuple[int, PoolKey]] | tuple[()] = ()
     """(buffer, pool key) of each temporary buffer (see :class:`TemporaryPool`)."""
     _guards: list[tuple[str, int, int, int, bool]] | tuple[()] = ()
     """(argument name, buffer, array bytes, guard bytes, read back) of each temporary buffer the kernel may
@@ -1208,6 +1404,8 @@ class Run:
     _broken: set[int] | frozenset[int] = frozenset()
     """Temporary buffers whose guard a kernel overwrote: freed, never given back to the pool."""
     _readback: list[tuple[int, npt.NDArray[Any]]] | tuple[()] = ()
+    _short_allowed = False
+    """A device array shorter than the dispatch was bound because ``allow_short_device_arrays`` said so."""
     _overrun: BackendError | None = None
     _state: EventState | None = None
     _started = 0.0
@@ -1222,7 +1420,15 @@ class Run:
         label: str = "kernel",
         progress: Progress | None = None,
         prepared: tuple[tuple[Any, ...], tuple[Any, ...], dict[str, Any]] | None = None,
+        package: KernelPackage | None = None,
+        allow_short_device_arrays: bool = False,
     ) -> None:
+        """``package``: the loaded program's package, so each buffer of unknown coverage is measured against
+        the dispatch (:mod:`accelcore.dispatch_extent`): a host array's temporary buffer is sized to what
+        the dispatch may reach, the bytes past the array holding the guard pattern; a device array
+        shorter than the work-items the call asks for is refused (INVALID_ARGUMENT naming it) unless
+        ``allow_short_device_arrays``. Without it (None) buffers are not measured: only the guard tail
+        stands (docs/python.md, "Short arrays")."""
         self.device = device
         self.label = label
         engine = device.engine
@@ -1237,8 +1443,9 @@ class Run:
         """What the kernel writes, by parameter name (read back by :meth:`wait`)."""
         try:
             if prepared is None:
-                bindings: Sequence[Any] = self._bind(plan, progress)
-                if not self._temporary:
+                bindings: Sequence[Any] = self._bind(plan, progress, package, allow_short_device_arrays)
+                if not self._temporary and not self._short_allowed:
+                    # (A run that needed the opt-out is not repeated without the check.)
                     self.prepared = (tuple(bindings), tuple(self._results), dict(self.outputs))
             else:  # the outputs dict is copied: nothing a caller does to one run's outputs reaches the next
                 bindings, self._results, outputs = prepared
@@ -1272,11 +1479,24 @@ class Run:
             self._release()
             raise
 
-    def _bind(self, plan: Sequence[Binding], progress: Progress | None) -> list[Any]:
-        """Allocate (temporaries for host arrays), upload the host arrays and build the engine's binding
-        specs of ``plan``; what it allocated is in ``_temporary`` (released by the caller on failure)."""
+    def _bind(
+        self,
+        plan: Sequence[Binding],
+        progress: Progress | None,
+        package: KernelPackage | None = None,
+        allow_short_device_arrays: bool = False,
+    ) -> list[Any]:
+        """Allocate (temporaries for host arrays, each as long as the dispatch may reach where ``package``
+        tells), upload the host arrays and build the engine's binding specs of ``plan``; what it allocated
+        is in ``_temporary`` (released by the caller on failure). A device array shorter than the dispatch
+        (coverage unknown) is refused here unless ``allow_short_device_arrays``."""
         device, engine = self.device, self._engine
-        temporary: list[tuple[int, tuple[int, int, int]]] = []
+        extents = (
+            unknown_extents(package, lambda slot: next((b.value.nbytes for b in plan if b.slot == slot), None))
+            if package is not None
+            else None
+        )
+        temporary: list[tuple[int, PoolKey]] = []
         guards: list[tuple[str, int, int, int, bool]] = []
         readback: list[tuple[int, npt.NDArray[Any]]] = []
         results: list[npt.NDArray[Any] | DeviceArray] = []
@@ -1295,16 +1515,34 @@ class Run:
         buffers: list[int] = []
         ranges: list[BufferRange | None] = []
         for bound in plan:
+            extent = extents.get(bound.slot) if extents else None
             if isinstance(bound.value, DeviceArray):
                 if bound.value.device is not device:
                     raise _invalid(f"argument {bound.name} lives on {bound.value.device.id}, not {device.id}")
+                if extent is not None and extent.requested_bytes > bound.value.nbytes:
+                    if not allow_short_device_arrays:
+                        raise _short_device_array(bound.name, bound.value, extent)
+                    self._short_allowed = True
                 buffers.append(bound.value.buffer)
                 ranges.append(None)  # the user's own allocation: bound whole, no guard
             else:
                 nbytes = bound.value.nbytes
-                # Only the array's bytes are bound (at offset 0): the guard tail follows them in the
-                # same allocation, where a kernel writing past the end of the argument lands.
-                buffer, key, guard, rng = device._take_temporary(nbytes, bound.access)
+                # Only the array's bytes are bound (at offset 0): the guard pattern follows them in the
+                # same allocation, up to what the dispatch may reach and a guard tail beyond, where a
+                # kernel reading or writing past the end of the argument lands.
+                reach = extent.launched_bytes if extent is not None else 0
+                try:
+                    buffer, key, guard, rng = device._take_temporary(nbytes, bound.access, reach)
+                except BackendError as exc:
+                    if extent is None or reach <= nbytes or exc.kind is not ErrorKind.RESOURCE_LIMIT:
+                        raise
+                    raise BackendError(
+                        ErrorKind.RESOURCE_LIMIT,
+                        f"argument {bound.name} ({nbytes} bytes given) is shorter than the dispatch may reach "
+                        f"({reach} bytes: {reach // extent.element_size} work-items of {extent.element_size}-byte "
+                        f"elements, coverage unknown), and a buffer that long cannot be allocated ({exc.message}); "
+                        "nothing ran (give an array as long as the dispatch, or a smaller dispatch)",
+                    ) from exc
                 temporary.append((buffer, key))
                 buffers.append(buffer)
                 ranges.append(rng)
@@ -1376,7 +1614,7 @@ class Run:
             else:
                 seen = np.empty(guard, dtype=np.uint8)
                 self._engine.read_buffer_into(buffer, nbytes, seen.data)
-            if seen.tobytes() == _pattern_bytes(guard):
+            if _holds_pattern(seen):
                 broken.discard(buffer)
             else:
                 changed = seen != guard_pattern(guard)

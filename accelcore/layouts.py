@@ -188,10 +188,12 @@ class ElementLayout:
                 names.append(f.name)
                 formats.append(inner)
                 offsets.append(f.offset)
+            spec: dict[str, Any] = {"names": names, "formats": formats, "offsets": offsets, "itemsize": self.size}
             try:
-                return np.dtype({"names": names, "formats": formats, "offsets": offsets, "itemsize": self.size})
+                made: np.dtype[Any] = np.dtype(spec)  # type: ignore[call-overload]
             except (ValueError, TypeError):
                 return None
+            return made
         return None
 
 
@@ -447,7 +449,7 @@ def _compare(layout: ElementLayout, given: np.dtype[Any], path: str, signedness_
 
 
 def _compare_fields(layout: ElementLayout, given: np.dtype[Any], path: str, signedness_known: bool, depth: int) -> str:
-    fields = given.fields or {}
+    fields: Mapping[str, Any] = given.fields or {}
     given_fields = [(name, fields[name][0], fields[name][1]) for name in given.names or ()]
     named = all(f.name for f in layout.fields)
     used: set[str] = set()
@@ -521,7 +523,7 @@ def spirv_layout(
         stride = t.stride or element.size or 0
         return ElementLayout("array", stride * t.count, element.name, element=element, count=t.count, stride=stride)
     if t.kind == "struct":
-        fields = []
+        fields: list[LayoutField] = []
         for number, member in enumerate(t.members):
             if member.offset is None:
                 return ElementLayout("opaque", t.size, "struct", why=f"member {number} has no offset")

@@ -50,6 +50,7 @@ __all__ = [
     "IncludeDirective",
     "include_directives",
     "inline_includes",
+    "named_source",
     "option_include_dirs",
     "read_regular_file",
     "source_with_includes",
@@ -387,3 +388,24 @@ def source_with_includes(path: str | Path, data: bytes, build_options: str = "")
     if not include_directives(text):
         return data
     return inline_includes(text, path, option_include_dirs(build_options)).encode("utf-8")
+
+
+def named_source(path: str | Path, data: bytes) -> bytes:
+    """OpenCL C text of the user's file ``path`` (its includes inlined already) with ``#line 1 "path"`` first,
+    so the driver's compiler messages name that file and its lines rather than the temporary copy it compiles
+    (PoCL ``/root/.cache/pocl/kcache/tempfile_….cl:4:37``, Intel ``1:4:37``, rusticl ``input.cl:4:37``). Text
+    that starts with a ``#line 1`` already (:func:`inline_includes` puts one there) and anything that is not
+    UTF-8 text (SPIR-V, binaries, packages) come back as they are.
+
+    The path becomes part of the source, so the provider's binary cache keys a file by the path it was given
+    as too (the same file named two ways is compiled once for each). Used where a file is only built, not
+    kept (``Device.kernel``, ``accel run``, ``accel compile``); ``accel pack`` writes the text as it is."""
+    if not data or b"\0" in data or is_spirv(data):
+        return data
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError:
+        return data
+    if text.startswith("#line 1 ") or any(ord(c) < 0x20 or ord(c) == 0x7F for c in str(path)):
+        return data  # (a path with a control character cannot be a #line name: the driver's name stays)
+    return f"#line 1 {_line_name(str(path))}\n{text}".encode()

@@ -42,6 +42,7 @@ from .package import (
     ANY_LOCAL_SIZE,
     MAX_AGGREGATE_BYTES,
     NO_COUNT_ARGUMENT,
+    ArgumentName,
     Coverage,
     DescriptorType,
     Dispatch,
@@ -62,6 +63,9 @@ __all__ = [
     "OpenCLKernel",
     "OpenCLParameter",
     "TypedValue",
+    "argument_names",
+    "binding_names",
+    "build_package",
     "detect_module_kind",
     "opencl_kernels",
     "pack_module",
@@ -204,6 +208,8 @@ class _Param:
     aggregate_bytes: int | None = None
     aggregate_members: tuple[AggregateMember, ...] = ()
     type_text: str = ""
+    unknown: str = ""
+    """Why the type is unknown (Clang's error), '' when it is known."""
 
 
 _SIGN_TWIN = {
@@ -250,6 +256,7 @@ def _source_params(kernel: OpenCLKernel) -> list[_Param]:
             aggregate_bytes=p.aggregate_bytes,
             aggregate_members=p.aggregate_members,
             type_text=p.type_text,
+            unknown=p.unknown,
         )
         for p in kernel.parameters
     ]
@@ -373,7 +380,11 @@ def _opencl(
         for p in buffers:
             element = _element_bytes(p, element_fallback.get(p.index))
             if element is None:
-                raise _invalid(f"cannot tell the element size of {p.label}; pass bindings=")
+                why = f" ({p.unknown})" if p.unknown else ""
+                raise _invalid(
+                    f"cannot tell the element size of {p.label}{why}; give the slot's element size "
+                    "(accel run/pack --slot, or bindings= of accelcore.pack.pack_module)"
+                )
             access = AccessMode.READ if p.read_only else AccessMode.READ_WRITE
             rows.append(PackageBinding(p.index, p.index, access, element))
         return tuple(rows), rule, tuple(records)
@@ -761,11 +772,118 @@ def _is_offset_zero_member(module: SpirvModule, key: ArgumentKey) -> bool:
     return any(m.offset == 0 and (m.name == text or text == str(n)) for n, m in enumerate(block.members))
 
 
+def build_package(
+    data: bytes,
+    *,
+    entry_point: str | None = None,
+    local_size: tuple[int, int, int] | None = None,
+    build_options: str = "",
+) -> KernelPackage | None:
+    """A package of the OpenCL C source ``data`` made to be loaded once, only to build the program (so a
+    compile error shows before any call, with the driver's build log); never run it.
+
+    Where the kernel (``entry_point``, else the first) and its parameters can be read, every by-value
+    argument is zero of its declared type (a struct: its bytes, all zero), every ``__local`` pointer 1 byte,
+    and the dispatch one work-group of work-items (``local_size``, else the kernel's
+    ``reqd_work_group_size``, else one): it loads. Otherwise (no such kernel, a type the source does not say,
+    often because the source does not compile) it is the source with one made-up buffer row and no values:
+    its load builds the program, then fails the provider's argument checks. None when ``data`` is not UTF-8.
+    """
+    try:
+        source = bytes(data).decode("utf-8")
+    except UnicodeDecodeError:
+        return None
+    try:
+        kernels: tuple[OpenCLKernel, ...] = tuple(opencl_kernels(source, build_options))
+    except BackendError:
+        kernels = ()
+    name = entry_point if entry_point is not None else (kernels[0].name if kernels else "")
+    kernel = next((k for k in kernels if k.name == name), None)
+    loadable = _placeholder_package(data, kernel, local_size, build_options) if kernel is not None else None
+    if loadable is not None:
+        return loadable
+    try:
+        return KernelPackage(
+            module_kind=ModuleKind.OPENCL_SOURCE,
+            entry_point=name or "_",
+            local_size=local_size or ANY_LOCAL_SIZE,
+            bindings=(PackageBinding(0, 0, AccessMode.READ_WRITE, 1),),
+            dispatch=Dispatch.global_items(*(local_size or (1,))),
+            module=bytes(data),
+            build_options=build_options,
+        )
+    except BackendError:
+        return None
+
+
+def _placeholder_package(
+    data: bytes, kernel: OpenCLKernel, local_size: tuple[int, int, int] | None, build_options: str
+) -> KernelPackage | None:
+    """:func:`build_package`'s package of placeholder values; None where a value cannot be made up."""
+    values: dict[ArgumentKey, object] = {}
+    local: dict[ArgumentKey, int] = {}
+    for param in kernel.parameters:
+        if param.address_space == "local":
+            local[param.index] = 1
+        elif param.address_space is not None:
+            if param.address_space not in ("global", "constant"):
+                return None
+        elif param.value_type is not None:
+            lanes = param.value_type.lanes
+            values[param.index] = 0 if lanes == 1 else [0] * lanes
+        elif param.aggregate and param.aggregate_bytes:
+            values[param.index] = bytes(param.aggregate_bytes)
+        else:
+            return None
+    size = local_size or kernel.required_local_size or (1, 1, 1)
+    try:
+        return pack_module(
+            data,
+            kind=ModuleKind.OPENCL_SOURCE,
+            entry_point=kernel.name,
+            local_size=local_size,
+            build_options=build_options,
+            arguments=values or None,
+            local_memory=local or None,
+            global_size=tuple(size),
+            infer_coverage=False,
+        )
+    except BackendError:
+        return None
+
+
+def argument_names(package: KernelPackage) -> tuple[ArgumentName, ...]:
+    """The names of the kernel's arguments in an OpenCL C or OpenCL SPIR-V package's module, with each
+    buffer's declared element type (a by-value argument's type; None when unknown): what the OPENCL_BINARY
+    package built from it records (``accel compile``), since a device binary names nothing. Arguments
+    without a name are left out; () where the module cannot be read."""
+    out: list[ArgumentName] = []
+    try:
+        if package.module_kind is ModuleKind.OPENCL_SOURCE:
+            source = package.module.decode("utf-8")
+            kernel = next(
+                (k for k in opencl_kernels(source, package.build_options) if k.name == package.entry_point), None
+            )
+            for param in kernel.parameters if kernel is not None else ():
+                if param.name:
+                    out.append(ArgumentName(param.index, param.name, param.value_type or param.aggregate_scalar))
+        elif package.module_kind is ModuleKind.SPIRV_OPENCL:
+            entry = inspect_spirv(package.module).entry_point(package.entry_point)
+            for kparam in entry.parameters:
+                if kparam.name:
+                    element = spirv_value_type(kparam.type) if kparam.type is not None else None
+                    out.append(ArgumentName(kparam.index, kparam.name, element))
+    except (BackendError, UnicodeDecodeError):
+        return ()
+    return tuple(sorted(out, key=lambda n: n.index))
+
+
 def binding_names(package: KernelPackage) -> dict[str, int]:
     """Names a caller may use for the package's slots: OpenCL parameter names, Vulkan descriptor instance
     and block names (and the only member of a single-member block, GLSL's ``buffer X { float x[]; }``).
 
-    A name that would denote two slots is left out; a device binary has no names.
+    A name that would denote two slots is left out; a device binary has the names its package records
+    (:attr:`~accelcore.package.KernelPackage.argument_names`, written by ``accel compile``), else none.
     """
     candidates: dict[str, set[int]] = {}
 
@@ -776,7 +894,11 @@ def binding_names(package: KernelPackage) -> dict[str, int]:
     by_native = {(row.set, row.native_index): row.slot for row in package.bindings}
     kind = package.module_kind
     try:
-        if kind is ModuleKind.OPENCL_SOURCE:
+        if kind is ModuleKind.OPENCL_BINARY:  # the names the source gave, recorded by accel compile
+            for recorded in package.argument_names:
+                if (0, recorded.index) in by_native:
+                    add(recorded.name, by_native[(0, recorded.index)])
+        elif kind is ModuleKind.OPENCL_SOURCE:
             source = package.module.decode("utf-8")
             kernel = next(
                 (k for k in opencl_kernels(source, package.build_options) if k.name == package.entry_point), None

@@ -24,6 +24,7 @@ __all__ = [
     "MAX_AGGREGATE_BYTES",
     "NO_COUNT_ARGUMENT",
     "ArgumentKind",
+    "ArgumentName",
     "Coverage",
     "DescriptorType",
     "Dispatch",
@@ -190,6 +191,18 @@ class KernelArgument:
 
 
 @dataclass(frozen=True, slots=True)
+class ArgumentName:
+    """The source's name of OpenCL kernel argument ``index`` and, for a buffer, its declared element type (for
+    a by-value argument its type; None when unknown). An OPENCL_BINARY package records them (the format's
+    record kind 5; ``accel compile`` writes them from the source it built), because a device binary says
+    nothing about its arguments: hosts still bind its buffers by name. Providers ignore them."""
+
+    index: int
+    name: str
+    element: ValueType | None = None
+
+
+@dataclass(frozen=True, slots=True)
 class SpecConstant:
     """A Vulkan specialization constant: ``SpecId`` → typed scalar bytes.
 
@@ -292,6 +305,8 @@ class KernelPackage:
     """Vulkan: the whole push-constant block, passed with every dispatch (format version 2)."""
     spec_constants: tuple[SpecConstant, ...] = ()
     """Vulkan: specialization constants applied at pipeline creation (format version 2)."""
+    argument_names: tuple[ArgumentName, ...] = ()
+    """OPENCL_BINARY: the source's argument names, by increasing index (format version 2, record kind 5)."""
 
     @property
     def format(self) -> ArtifactFormat:
@@ -304,6 +319,7 @@ class KernelPackage:
             self.arguments
             or self.push_constants
             or self.spec_constants
+            or self.argument_names
             or self.dispatch.kind is DispatchKind.GLOBAL
             or tuple(self.local_size) == ANY_LOCAL_SIZE
             or not all(b.is_v1 for b in self.bindings)

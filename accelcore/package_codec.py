@@ -24,6 +24,7 @@ from .package import (
     MAX_AGGREGATE_BYTES,
     NO_COUNT_ARGUMENT,
     ArgumentKind,
+    ArgumentName,
     Coverage,
     DescriptorType,
     Dispatch,
@@ -73,6 +74,9 @@ MAX_RECORD_DATA_BYTES = 65536
 
 RECORD_PUSH_CONSTANTS = 3
 RECORD_SPEC_CONSTANT = 4
+RECORD_ARGUMENT_NAME = 5
+MAX_ARGUMENT_NAME_BYTES = 1024
+"""The longest argument name (UTF-8 bytes) an OPENCL_BINARY package records."""
 
 _SPIRV_MAGIC = 0x07230203
 
@@ -146,6 +150,7 @@ def _check_model(
     arguments: tuple[KernelArgument, ...] = (),
     push_constants: bytes = b"",
     spec_constants: tuple[SpecConstant, ...] = (),
+    argument_names: tuple[ArgumentName, ...] = (),
 ) -> None:
     """Every structural rule of a package (shared by parser and writer)."""
     opencl = kind in _OPENCL_KINDS
@@ -228,6 +233,7 @@ def _check_model(
         raise _malformed(f"count argument {dispatch.count_argument} is also a buffer argument")
     _check_arguments(kind, arguments, buffer_args, dispatch.count_argument)
     _check_push_and_specs(kind, push_constants, spec_constants)
+    _check_argument_names(kind, argument_names, len(arguments))
     if not module:
         raise _malformed("module is empty")
     if kind in (ModuleKind.SPIRV_VULKAN, ModuleKind.SPIRV_OPENCL):
@@ -287,6 +293,38 @@ def _check_arguments(
             raise _malformed(f"argument {index} has kind {argument.kind!r}; valid: 1 (value), 2 (__local)")
 
 
+def _check_argument_names(kind: ModuleKind, names: tuple[ArgumentName, ...], other_records: int) -> None:
+    if not names:
+        return
+    if kind is not ModuleKind.OPENCL_BINARY:
+        raise _malformed(f"{kind.name} packages record no argument names (their module names its arguments)")
+    if len(names) + other_records > MAX_RECORDS:
+        raise _malformed(f"{len(names) + other_records} records exceed {MAX_RECORDS}")
+    previous = -1
+    seen: set[str] = set()
+    for recorded in names:
+        index = _check_u32("argument name index", recorded.index)
+        if index <= previous:
+            raise _malformed(f"argument names must be in increasing index order without repeats (index {index})")
+        previous = index
+        if not isinstance(recorded.name, str):
+            raise _malformed(f"the name of argument {index} is {recorded.name!r}, not text")
+        try:
+            raw = recorded.name.encode("utf-8")
+        except UnicodeEncodeError as exc:
+            raise _malformed(f"the name of argument {index} is not encodable as UTF-8 ({exc.reason})") from None
+        if not 1 <= len(raw) <= MAX_ARGUMENT_NAME_BYTES or b"\0" in raw:
+            raise _malformed(
+                f"the name of argument {index} is {len(raw)} bytes; a name is 1..{MAX_ARGUMENT_NAME_BYTES} "
+                "bytes without NUL"
+            )
+        if recorded.name in seen:
+            raise _malformed(f"two arguments are named {recorded.name!r}")
+        seen.add(recorded.name)
+        if recorded.element is not None and not isinstance(recorded.element, ValueType):
+            raise _malformed(f"the element type of argument {index} is {recorded.element!r}, not a ValueType")
+
+
 def _check_push_and_specs(kind: ModuleKind, push: bytes, specs: tuple[SpecConstant, ...]) -> None:
     if (push or specs) and kind is not ModuleKind.SPIRV_VULKAN:
         raise _malformed(f"{kind.name} packages take no push constants or specialization constants")
@@ -334,6 +372,7 @@ def _check_package(kind: ModuleKind, pkg: KernelPackage, module: bytes) -> None:
         tuple(pkg.arguments),
         bytes(pkg.push_constants),
         tuple(pkg.spec_constants),
+        tuple(pkg.argument_names),
     )
 
 
@@ -397,7 +436,8 @@ def write_package(pkg: KernelPackage) -> bytes:
 
 
 def _records_of(pkg: KernelPackage) -> tuple[list[bytes], bytes]:
-    """Version-2 records (canonical order: arguments by index, the push block, spec constants by SpecId)."""
+    """Version-2 records (canonical order: arguments by index, the push block, spec constants by SpecId,
+    argument names by index)."""
     records: list[bytes] = []
     data: list[bytes] = []
 
@@ -415,6 +455,10 @@ def _records_of(pkg: KernelPackage) -> tuple[list[bytes], bytes]:
         add(RECORD_PUSH_CONSTANTS, 0, 0, len(pkg.push_constants), bytes(pkg.push_constants))
     for spec in pkg.spec_constants:
         add(RECORD_SPEC_CONSTANT, spec.spec_id, spec.value_type.code, len(spec.data), spec.data)
+    for recorded in pkg.argument_names:
+        raw = recorded.name.encode("utf-8")
+        code = 0 if recorded.element is None else recorded.element.code
+        add(RECORD_ARGUMENT_NAME, recorded.index, code, len(raw), raw)
     joined = b"".join(data)
     if len(joined) > MAX_RECORD_DATA_BYTES:
         raise _malformed(f"{len(joined)} bytes of argument data exceed {MAX_RECORD_DATA_BYTES}")
@@ -549,7 +593,7 @@ def parse_package(
             )
     raw_records = reader.take("argument records", record_count * RECORD_BYTES)
     raw_data = reader.take("argument data", data_bytes)
-    arguments, push, specs = _decode_records(raw_records, raw_data)
+    arguments, push, specs, names = _decode_records(raw_records, raw_data)
     entry_point = _decode_text("entry point", reader.take("entry point", entry_bytes))
     build_options = _decode_text("build options", reader.take("build options", options_bytes))
     padding = reader.take("padding", _pad4(text_bytes))
@@ -575,6 +619,7 @@ def parse_package(
         arguments=arguments,
         push_constants=push,
         spec_constants=specs,
+        argument_names=names,
     )
     _check_package(kind, package, module)
     _check_names(entry_point, build_options)
@@ -585,12 +630,13 @@ def parse_package(
 
 def _decode_records(
     raw_records: bytes, raw_data: bytes
-) -> tuple[tuple[KernelArgument, ...], bytes, tuple[SpecConstant, ...]]:
+) -> tuple[tuple[KernelArgument, ...], bytes, tuple[SpecConstant, ...], tuple[ArgumentName, ...]]:
     arguments: list[KernelArgument] = []
     specs: list[SpecConstant] = []
+    names: list[ArgumentName] = []
     push = b""
     position = 0
-    order = 0  # 0 arguments, 1 after the push block, 2 spec constants: the canonical record order
+    order = 0  # 0 arguments, 1 after the push block, 2 spec constants, 3 argument names: the canonical order
     for number, (kind, index, type_code, size) in enumerate(_RECORD.iter_unpack(raw_records)):
         carried = 0 if kind == ArgumentKind.LOCAL else size
         if kind == ArgumentKind.VALUE and type_code == 0 and not 1 <= size <= MAX_AGGREGATE_BYTES:
@@ -624,13 +670,21 @@ def _decode_records(
             if not push:
                 raise _malformed(f"record {number}: an empty push-constant block is written as no record")
         elif kind == RECORD_SPEC_CONSTANT:
+            if order > 2:
+                raise _malformed(f"record {number}: spec constant records come before argument names")
             order = 2
             specs.append(SpecConstant(index, ValueType.from_code(type_code), payload))
+        elif kind == RECORD_ARGUMENT_NAME:
+            order = 3
+            element = None if type_code == 0 else ValueType.from_code(type_code)
+            names.append(ArgumentName(index, _decode_text(f"record {number}: argument name", payload), element))
         else:
-            raise _malformed(f"record {number} has kind {kind}; valid: 1 value, 2 __local, 3 push block, 4 spec")
+            raise _malformed(
+                f"record {number} has kind {kind}; valid: 1 value, 2 __local, 3 push block, 4 spec, 5 argument name"
+            )
     if position != len(raw_data):
         raise _malformed(f"{len(raw_data) - position} argument data bytes belong to no record")
-    return tuple(arguments), push, tuple(specs)
+    return tuple(arguments), push, tuple(specs), tuple(names)
 
 
 def parse_artifact(

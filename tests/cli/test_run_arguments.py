@@ -94,8 +94,9 @@ def kernels(tmp_path: Path) -> Path:
     np.save(tmp_path / "part.npy", np.zeros(16, np.float32))
     for name in "ABC":
         np.save(tmp_path / f"{name}.npy", rng.integers(-4, 4, (64, 64)).astype(np.float32) / 4)
-    params = np.array([np.float32(9.5).view(np.uint32), 1000], dtype=np.uint32)
+    params = np.array([(9.5, 1000)], dtype=[("gravity", "<f4"), ("count", "<u4")])  # uniform { float; uint; }
     np.save(tmp_path / "params.npy", params)
+    np.save(tmp_path / "params_bits.npy", np.array([np.float32(9.5).view(np.uint32), 1000], dtype=np.uint32))
     np.save(tmp_path / "pos.npy", np.zeros((1024, 4), np.float32))
     return tmp_path
 
@@ -164,6 +165,13 @@ def test_vulkan_push_spec_and_uniform_buffers(accel, kernels: Path) -> None:
         )
         assert proc.returncode == 0, proc.stderr
         pos = np.load(kernels / "pos2.npy")
+        refused = _run(  # the float's bits in a uint32 array: mixed member types take a structured array
+            accel,
+            "vulkan",
+            f"run {device} particles.spv --spec 0=256 --bind 0=params_bits.npy --bind 1=pos.npy:rw --groups 4",
+            kernels,
+        )
+        assert refused.returncode == 3 and "gravity at 0" in refused.stderr, refused.stderr
         expected = np.float32(0.01) * np.float32(9.5) + np.float32(256)  # the work-group size really is 256
         np.testing.assert_allclose(pos[:1000, 1], expected, rtol=1e-6)
         assert not pos[1000:].any() and not pos[:, [0, 2, 3]].any()

@@ -227,7 +227,7 @@ def test_two_descriptor_sets_by_name_and_by_position(entry: Any) -> None:
         assert np.array_equal(c2, a + b) and np.array_equal(d2, a * b)
 
 
-def test_typedef_aliases_type_parameters_and_conflicting_ones_stay_unknown() -> None:
+def test_typedef_aliases_type_parameters_and_the_preprocessor_chooses_between_definitions() -> None:
     source = """
     typedef float DATA_TYPE;
     typedef unsigned int index_t;
@@ -246,9 +246,9 @@ def test_typedef_aliases_type_parameters_and_conflicting_ones_stay_unknown() -> 
         "alpha": ValueType(ScalarType.F32),
         "n": ValueType(ScalarType.U32),
         "s": None,
-        "r": None,
+        "r": ValueType(ScalarType.F32),  # Clang's preprocessor took the #else
     }
-    (chosen,) = opencl_kernels(source, "-Dreal=double")
+    (chosen,) = opencl_kernels(source, "-DUSE_DOUBLE")
     assert chosen.parameters[4].value_type == ValueType(ScalarType.F64)
 
 
@@ -309,17 +309,21 @@ def test_struct_layouts_follow_the_opencl_c_abi() -> None:
         "m": (True, 64, None),  # a@0 b@8 c@16 d@32 (float3: 16 bytes, aligned 16) e@48..60, rounded to 16
         "u": (True, 8, None),
         "a": (True, 64, None),
-        "n": (True, None, None),  # a pointer member: not laid out
-        "t": (True, None, None),  # two definitions: not guessed
+        "n": (True, 8, None),  # a pointer member: laid out by Clang, but no array can be checked against it
+        "t": (True, 4, f32),  # the #else definition, as the compiler sees it
         "by_value": (True, 32, f32),
     }
+    (wide,) = opencl_kernels(source, "-DWIDE")
+    assert wide.parameter("t").element_bytes == 8 and wide.parameter("t").aggregate_scalar == ValueType(ScalarType.F64)
 
 
 def _blur_block(weights: np.ndarray, width: int, height: int) -> np.ndarray:
     """std140 ``{ float weights[9]; uint width; uint height; }``: each float of the array on a 16-byte stride."""
-    block = np.zeros(38, np.uint32)
-    block.view(np.float32)[0:36:4] = weights.ravel()
-    block[36], block[37] = width, height
+    padded = np.dtype({"names": ["w"], "formats": ["<f4"], "offsets": [0], "itemsize": 16})
+    block = np.zeros(1, np.dtype({"names": ["weights", "width", "height"], "formats": [(padded, 9), "<u4", "<u4"]}))
+    block["weights"]["w"][0] = weights.ravel()
+    block["width"], block["height"] = width, height
+    assert block.itemsize == 152
     return block
 
 
@@ -332,15 +336,22 @@ def test_glsl_include_next_to_the_shader_and_a_std140_array_in_a_uniform_block(e
     with ac.open(entry.device_id) as dev:
         blur = dev.kernel(DATA / "blur2d.comp")  # #include "blur_params.glsl"
         blur(src=image, dst=out, filt=_blur_block(weights, width, height), global_size=(width, height))
-        tight = np.concatenate([weights.ravel(), np.array([width, height], np.uint32).view(np.float32)])
+        tight = np.zeros(1, [("weights", "<f4", 9), ("width", "<u4"), ("height", "<u4")])
         with raises_kind(ErrorKind.INVALID_ARGUMENT) as info:  # packed like a C struct: 44 bytes, not 152
             blur(src=image, dst=out, filt=tight, global_size=(width, height))
+        with raises_kind(ErrorKind.INVALID_ARGUMENT) as flat:  # float bits of the uints: mixed types, refused
+            blur(src=image, dst=out, filt=np.zeros(38, np.float32), global_size=(width, height))
+        by_members = np.zeros_like(image)  # the block by member, laid out from the module's decorations
+        blur(src=image, dst=by_members, filt={"weights": weights.ravel(), "width": width, "height": height},
+             global_size=(width, height))  # fmt: skip
     padded = np.pad(image, 1, mode="edge")
     expected = sum(padded[r : r + height, c : c + width] * weights[r, c] for r in range(3) for c in range(3))
     np.testing.assert_allclose(out, expected, rtol=1e-5)
+    np.testing.assert_array_equal(by_members, out)
     message = str(info.value)
-    assert "argument filt is a uniform block of 152 bytes" in message and "(stride 16)" in message
-    assert "width u32 at 144" in message and "given 44 bytes" in message
+    assert "argument filt declares struct {float[9, stride 16] weights at 0; uint width at 144" in message
+    assert "(152 bytes)" in message and "44 bytes per element against 152" in message
+    assert "whose members have different types" in str(flat.value)
 
 
 @vulkan

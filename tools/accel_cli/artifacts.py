@@ -111,23 +111,27 @@ class PackOptions:
     extra: dict[str, Any] = field(default_factory=dict)
 
 
-def compile_if_glsl(path: Path, data: bytes) -> bytes:
-    """GLSL shader text compiled to Vulkan SPIR-V (:mod:`accelcore.glsl`); other bytes as they are.
+def compile_if_glsl(path: Path, data: bytes, build_options: str = "", entry: str | None = None) -> bytes:
+    """GLSL shader text compiled to Vulkan SPIR-V (:mod:`accelcore.glsl`) with ``--build-options`` (``-D``,
+    ``-U``, ``-I``) and ``--entry`` as its entry point; other bytes as they are.
 
-    A compile error or a missing compiler is an ArtifactError (exit 3) with the compiler's messages.
+    A compile error, a build option GLSL does not take or a missing compiler is an ArtifactError (exit 3)
+    with the reason (the compiler's messages).
     """
     from accelcore.glsl import compile_glsl, glsl_with_includes, looks_like_glsl
 
     if not looks_like_glsl(data):
         return data
     try:
-        return compile_glsl(glsl_with_includes(path, data), name=path.name)
+        source = glsl_with_includes(path, data, build_options)
+        return compile_glsl(source, name=path.name, build_options=build_options, entry=entry)
     except BackendError as exc:
         raise ArtifactError(f"{path}: {exc}", exc.kind.name) from None
 
 
-def read_file(path: Path) -> bytes:
-    """The bytes of an artifact file; GLSL source comes back compiled to SPIR-V (:func:`compile_if_glsl`)."""
+def read_file(path: Path, build_options: str = "", entry: str | None = None) -> bytes:
+    """The bytes of an artifact file; GLSL source comes back compiled to SPIR-V (:func:`compile_if_glsl`, with
+    ``build_options`` and ``entry``)."""
     try:
         size = path.stat().st_size
         if size > MAX_ARTIFACT_FILE_BYTES:
@@ -139,7 +143,7 @@ def read_file(path: Path) -> bytes:
         raise ArtifactError(f"{path}: is a directory, not an artifact file") from None
     except OSError as exc:
         raise ArtifactError(f"{path}: cannot read ({exc.strerror})") from None
-    return compile_if_glsl(path, data)
+    return compile_if_glsl(path, data, build_options, entry)
 
 
 def classify(data: bytes) -> FileKind:
@@ -221,7 +225,8 @@ def _reference(path: Path, data: bytes) -> Artifact:
 
 def load_artifact(path: Path, options: PackOptions | None = None) -> Artifact:
     """The artifact for ``path``: a package parsed, a reference program, or a raw module packed on the fly."""
-    data = read_file(path)
+    given = options or PackOptions()
+    data = read_file(path, given.build_options, given.entry_point)
     if not data:
         raise ArtifactError(f"{path}: empty file")
     kind = classify(data)
@@ -229,24 +234,30 @@ def load_artifact(path: Path, options: PackOptions | None = None) -> Artifact:
         return _from_package(parse_package_file(path, data), data, kind)
     if kind is FileKind.REFERENCE:
         return _reference(path, data)
-    pkg = pack_raw(path, data, kind, options or PackOptions())
+    pkg = pack_raw(path, data, kind, given, named=True)  # only built here: compiler messages may name the file
     try:
         return _from_package(pkg, write_package(pkg), kind)
     except BackendError as exc:
         raise ArtifactError(f"{path}: {exc}", exc.kind.name) from None
 
 
-def pack_raw(path: Path, data: bytes, kind: FileKind, options: PackOptions) -> KernelPackage:
+def pack_raw(path: Path, data: bytes, kind: FileKind, options: PackOptions, *, named: bool = False) -> KernelPackage:
     """Wrap a raw module with :mod:`accelcore.pack` (see :func:`accel_cli.packing.pack_module`); the
     ``#include`` s of OpenCL C are inlined from the file's folder and the ``-I`` folders of ``--build-options``
-    first (:func:`accelcore.opencl_includes.source_with_includes`, as ``Device.kernel(path)`` does)."""
-    from accelcore.opencl_includes import source_with_includes
+    first (:func:`accelcore.opencl_includes.source_with_includes`, as ``Device.kernel(path)`` does).
+
+    ``named``: OpenCL C gets ``#line 1 "path"`` first, so the driver's build log names the file rather than its
+    temporary copy (:func:`accelcore.opencl_includes.named_source`; ``accel run`` and ``accel compile``, whose
+    source is built and not written; ``accel pack`` writes the text as it is)."""
+    from accelcore.opencl_includes import named_source, source_with_includes
 
     from .packing import pack_module
 
     try:
         if kind is FileKind.OPENCL_SOURCE:
             data = source_with_includes(path, data, options.build_options)
+            if named:
+                data = named_source(path, data)
         return pack_module(data, kind, options)
     except BackendError as exc:
         raise ArtifactError(f"{path}: {exc}", exc.kind.name) from None

@@ -9,6 +9,7 @@ from typing import Any
 import click
 
 from accelcore.errors import BackendError, ErrorKind
+from accelcore.pack import argument_names
 from accelcore.package import Coverage, KernelPackage, ModuleKind
 from accelcore.package_codec import write_package
 from accelcore.ports import MemorySource
@@ -32,15 +33,16 @@ def _write(path: Path, data: bytes) -> None:
         raise UsageProblem(f"cannot write {path}: {exc.strerror}", argument="--output") from None
 
 
-def _pack_file(source: Path, packing: dict[str, Any]) -> tuple[KernelPackage, FileKind]:
+def _pack_file(source: Path, packing: dict[str, Any], *, named: bool = False) -> tuple[KernelPackage, FileKind]:
+    options = pack_options_from(packing)
     try:
-        data = read_file(source)
+        data = read_file(source, options.build_options, options.entry_point)  # GLSL: compiled with them
         if not data:
             raise ArtifactError(f"{source}: empty file")
         kind = classify(data)
         if kind in (FileKind.PACKAGE, FileKind.REFERENCE):
             raise ArtifactError(f"{source}: is already a {kind.value}; pack takes a raw .spv, .cl or device binary")
-        return pack_raw(source, data, kind, pack_options_from(packing)), kind
+        return pack_raw(source, data, kind, options, named=named), kind
     except ArtifactError as exc:
         raise InputRejected(str(exc), argument="SOURCE", error_kind=exc.kind) from None
 
@@ -144,14 +146,18 @@ def compile_(args: tuple[str, ...], output: Path, as_json: bool, **packing: Any)
                 "(for Vulkan use `accel pack` on SPIR-V)",
                 argument="DEVICE",
             )
-        source_pkg, _ = _pack_file(Path(source_text), {**packing, "pack_kind": "opencl-source"})
+        # Only built, never written: a compile error's log names the file (named=True: #line 1 "SOURCE").
+        source_pkg, _ = _pack_file(Path(source_text), {**packing, "pack_kind": "opencl-source"}, named=True)
         binary, target = _build(provider, source_pkg)
     except BackendError as exc:
         failure = InputRejected if exc.kind in (ErrorKind.INVALID_ARGUMENT, ErrorKind.UNSUPPORTED) else DeviceFailure
         raise failure(f"building {source_text} on {entry.device_id}: {exc}", error_kind=exc.kind.name) from None
     finally:
         close_provider(provider)
-    pkg = replace(source_pkg, module_kind=ModuleKind.OPENCL_BINARY, module=binary, target=target)
+    # The binary says nothing about its arguments: keep the source's names (and element types), so
+    # `accel run --bind NAME=...` and Python's dev.kernel(...) still take them.
+    names = argument_names(source_pkg)
+    pkg = replace(source_pkg, module_kind=ModuleKind.OPENCL_BINARY, module=binary, target=target, argument_names=names)
     data = write_package(pkg)
     _write(output, data)
     extra = {"source": source_text, "device": {"id": entry.device_id, "name": entry.name, "uuid": hexuuid(entry.uuid)}}

@@ -199,13 +199,14 @@ def run(
         failure = InputRejected if exc.input_file else UsageProblem
         raise failure(str(exc), argument=exc.argument) from None
     if artifact.package is not None:
-        from accelcore.highlevel import check_element_dtype, declared_elements
+        from accelcore.highlevel import check_buffer_array, declared_elements
 
-        for slot_number, (name, element) in declared_elements(artifact.package).items():
+        for slot_number, declared in declared_elements(artifact.package).items():
             bound = next((b for b in slots if b.slot == slot_number), None)
             if bound is not None:
+                what = f"--bind {declared.name or slot_number} ({bound.path})"
                 try:
-                    check_element_dtype(f"--bind {name or slot_number} ({bound.path})", bound.array.dtype, element)
+                    check_buffer_array(what, bound.array.dtype, bound.array.shape, declared)
                 except BackendError as exc:
                     raise InputRejected(exc.message, argument="--bind", error_kind="INVALID_ARGUMENT") from None
     for warning in length_warnings(artifact.package, slots):
