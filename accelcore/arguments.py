@@ -299,7 +299,7 @@ def _member_bytes(member: StructMember, given: object, what: str) -> bytes:
     if t.kind == "array" and t.component is not None and t.count is not None:
         element = spirv_value_type(t.component)
         if element is None or element.scalar is ScalarType.BOOL:
-            raise _invalid(f"{what} is {describe(t)}; give the whole block as bytes for nested layouts")
+            return _nested_member_bytes(member, given, what)
         stride = t.stride or _tight(element)
         values = _split_list(given, t.count * element.lanes, what, describe(t))
         out = bytearray(stride * (t.count - 1) + _tight(element))
@@ -309,7 +309,19 @@ def _member_bytes(member: StructMember, given: object, what: str) -> bytes:
             _, data = encode_for(element, piece, f"{what}[{number}]", declaration=describe(t))
             out[number * stride : number * stride + _tight(element)] = data[: _tight(element)]
         return bytes(out)
-    raise _invalid(f"{what} is {describe(t)}; give the whole block as bytes for nested layouts")
+    return _nested_member_bytes(member, given, what)
+
+
+def _nested_member_bytes(member: StructMember, given: object, what: str) -> bytes:
+    """A struct, matrix or array-of-struct member, laid out from the module's decorations
+    (:func:`accelcore.layouts.encode_layout`: a dict by member name, sequences for arrays)."""
+    from .layouts import encode_layout, spirv_layout
+
+    layout = spirv_layout(member.type, matrix_stride=member.matrix_stride, row_major=member.row_major)
+    try:
+        return encode_layout(layout, given, what)
+    except BackendError as exc:
+        raise _invalid(exc.message) from None
 
 
 def _split_list(given: object, count: int, what: str, declared: str) -> list[object]:

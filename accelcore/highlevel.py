@@ -776,6 +776,15 @@ def declared_elements(pkg: KernelPackage) -> dict[int, Parameter]:
                 if p.role == "buffer"
             }
             return {row.slot: by_index[row.native_index] for row in pkg.bindings if row.native_index in by_index}
+        if pkg.module_kind is ModuleKind.OPENCL_BINARY:  # the element types `accel compile` recorded
+            recorded = {n.index: n for n in pkg.argument_names}
+            return {
+                row.slot: Parameter(
+                    recorded[row.native_index].name, "buffer", row.slot, recorded[row.native_index].element
+                )
+                for row in pkg.bindings
+                if row.native_index in recorded and recorded[row.native_index].element is not None
+            }
     except UnicodeDecodeError:
         pass  # not text: the provider refuses it at load
     return {}

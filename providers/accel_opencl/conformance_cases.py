@@ -15,6 +15,9 @@
   ``*.cl.spv.kpkg`` package too, and a device without IL must refuse one
   UNSUPPORTED naming CL_DEVICE_IL_VERSION.
 * ``opencl.long-loop`` - 100,000-iteration loops run to the end.
+* ``opencl.argument-layouts`` - struct, nested-struct, packed, ``float3`` and union buffers in the
+  layouts Clang reports give numpy's answer bit for bit; the mismatches users make are refused
+  (:mod:`accel_opencl.layout_case`).
 * ``opencl.kernel-arguments`` - version-2 packages built with ``pack_module``:
   float, int and float4 by-value arguments, a ``__local`` scratch reduction,
   a 2-D GLOBAL gemm with alpha/beta, a 1-D GLOBAL size that is not a
@@ -54,6 +57,8 @@ from accelcore.package import (
 )
 from accelcore.package_codec import parse_package, write_package
 from accelcore.values import ScalarType, ValueType
+
+from .layout_case import argument_layouts
 
 __all__ = ["opencl_cases"]
 
@@ -546,5 +551,10 @@ def opencl_cases() -> tuple[ConformanceCase, ...]:
             "opencl.kernel-arguments",
             kernel_arguments,
             description="by-value, vector and __local arguments, GLOBAL dispatches vs numpy; a type mismatch refused",
+        ),
+        ConformanceCase(
+            "opencl.argument-layouts",
+            argument_layouts,
+            description="struct, nested, packed, float3, union buffers in Clang's layout vs numpy; mismatches refused",
         ),
     )

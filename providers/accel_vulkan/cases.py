@@ -19,6 +19,9 @@
   undeclared SpecId and a local size the spec constants contradict are
   refused INCOMPATIBLE before the driver (kernels: :mod:`accel_vulkan.argument_kernels`,
   compiled with glslangValidator; skipped, with reason, without it).
+- ``vulkan.argument-layouts``: a std430 buffer of structs (vec3 then float, an array of structs)
+  and a std140 uniform block (``float[3]`` on a 16-byte stride) in the module's layout give numpy's
+  answer bit for bit; the mismatches users make are refused (:mod:`accel_vulkan.layout_case`).
 - ``vulkan.validation-clean``: when the factory enabled the validation layer,
   no instance it built received a message (skipped, with reason, otherwise).
 """
@@ -49,6 +52,8 @@ from accelcore.conformance.case import CaseContext, ConformanceCase, Session
 from accelcore.corpus import KERNELS, KernelCase, compare, kernel_spec, load_module, load_package, make_case, spin_case
 from accelcore.package import KernelPackage, ModuleKind, PackageBinding, SpecConstant, format_for
 from accelcore.package_codec import parse_package, write_package
+
+from .layout_case import argument_layouts
 
 VK = ModuleKind.SPIRV_VULKAN
 RESIDENT = 64 << 20
@@ -342,6 +347,12 @@ def extra_cases(factory: Any) -> list[ConformanceCase]:
             _kernel_arguments,
             mandatory=False,
             description="push constants, spec constants, uniform buffers in set 1, 2-D GLOBAL dispatch vs numpy",
+        ),
+        ConformanceCase(
+            "vulkan.argument-layouts",
+            argument_layouts,
+            mandatory=False,
+            description="std430 structs and a std140 uniform block in the module's layout vs numpy; mismatches refused",
         ),
         ConformanceCase(
             "vulkan.validation-clean",

@@ -69,6 +69,10 @@ def test_a_compiled_package_keeps_the_argument_names(accel, opencl_devices: list
     proc = accel(["run", opencl_devices[0], binary, *binds], providers=["opencl"])
     assert proc.returncode == 0, proc.stderr
     np.testing.assert_array_equal(np.load(out), 2.5 * x + 1)
+    np.save(tmp_path / "x64.npy", x.astype(np.float64))  # the recorded element type is checked, as from source
+    wrong = ["--bind", f"x_in={tmp_path / 'x64.npy'}", "--bind", f"y_io={tmp_path / 'y.npy'}"]
+    proc = accel(["run", opencl_devices[0], binary, *wrong], providers=["opencl"])
+    assert proc.returncode == 3 and "x_in" in proc.stderr and "float64" in proc.stderr, proc.stderr
 
 
 @pytest.mark.opencl

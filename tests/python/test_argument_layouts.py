@@ -265,3 +265,17 @@ def test_encode_layout_by_member_with_nested_structs_and_strided_arrays() -> Non
         encode_layout(outer, {"in": {"a": 1.0}, "w": [1, 2, 3]}, "p")
     with pytest.raises(ac.BackendError, match=r"p.w is .* \(3 elements\) but was given 2"):
         encode_layout(outer, {"in": {"a": 1.0, "b": 2.0}, "w": [1, 2]}, "p")
+
+
+@vulkan
+def test_a_push_constant_block_with_nested_structs_and_a_matrix_by_member(entry: Any) -> None:
+    out = np.zeros(8, np.float32)
+    with ac.open(entry.device_id) as dev:
+        kernel = dev.kernel(DATA / "nested_push.comp")
+        affine = [{"scale": 0.0, "shift": 1.5}, {"scale": 2.0, "shift": 0.0}]
+        kernel(out, aff=affine, n=8, m=[[1, 2], [3, 4]], global_size=8)  # mat2 by columns
+        np.testing.assert_array_equal(out, np.arange(8, dtype=np.float32) * 2 + np.float32(1.5) + 3)
+        with _refused(r"aff\[0\] member shift \(float\) has no value"):
+            kernel(out, aff=[{"scale": 0.0}, affine[1]], n=8, m=[[1, 2], [3, 4]], global_size=8)
+        with _refused(r"aff is .*\(2 elements\) but was given 3"):
+            kernel(out, aff=[*affine, affine[0]], n=8, m=[[1, 2], [3, 4]], global_size=8)
