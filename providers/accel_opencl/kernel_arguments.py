@@ -56,6 +56,7 @@ __all__ = [
     "check_argument_info",
     "check_global_fits",
     "check_local_memory",
+    "check_private_memory",
     "non_uniform_refusal",
     "read_argument_info",
     "remember_argument_info",
@@ -345,7 +346,15 @@ def check_aggregate_arguments(package: KernelPackage, max_parameter_bytes: int) 
 
 
 def check_local_memory(package: KernelPackage, device_bytes: int, kernel_bytes: int) -> None:
-    """The ``__local`` arguments together must fit the device's local memory less the kernel's own."""
+    """The kernel's own ``__local`` variables (``CL_KERNEL_LOCAL_MEM_SIZE``) must fit the device's local memory,
+    and the ``__local`` arguments together what is left (RESOURCE_LIMIT naming the sizes): PoCL aborts the process
+    and rusticl runs past its 32 KiB when they do not (measured 2026-12-04)."""
+    if kernel_bytes > device_bytes:
+        raise BackendError(
+            ErrorKind.RESOURCE_LIMIT,
+            f"kernel {package.entry_point!r} declares {kernel_bytes} bytes of __local variables "
+            f"(CL_KERNEL_LOCAL_MEM_SIZE), more than this device's {device_bytes} (CL_DEVICE_LOCAL_MEM_SIZE)",
+        )
     left = device_bytes - kernel_bytes
     total = 0
     for argument in package.arguments:
@@ -361,6 +370,37 @@ def check_local_memory(package: KernelPackage, device_bytes: int, kernel_bytes: 
                 f"{argument.local_bytes} bytes{also} exceeds the {left} bytes of local memory the kernel has left "
                 f"(CL_DEVICE_LOCAL_MEM_SIZE {device_bytes} - CL_KERNEL_LOCAL_MEM_SIZE {kernel_bytes})",
             )
+
+
+PRIVATE_LIMIT_ENV = "ACCELCORE_OPENCL_PRIVATE_BYTES"
+DEFAULT_PRIVATE_LIMIT = 4 << 20
+"""Private memory one work-item may declare (``CL_KERNEL_PRIVATE_MEM_SIZE``) before a load is refused: the CPU
+drivers here keep it on a worker thread's stack, and rusticl segfaults running a kernel with a 16 MiB private
+array (PoCL too, though it reports 1 KiB for it; Intel's runtime ran 272 MiB - measured 2026-12-04). OpenCL sets
+no such limit, so this one is ours, and ``ACCELCORE_OPENCL_PRIVATE_BYTES`` raises or lowers it."""
+
+
+def check_private_memory(entry: str, private_bytes: int) -> None:
+    """RESOURCE_LIMIT when the kernel's private memory per work-item passes :data:`DEFAULT_PRIVATE_LIMIT`
+    (or ``ACCELCORE_OPENCL_PRIVATE_BYTES``; INVALID_ARGUMENT naming the variable when it is not a byte count)."""
+    import os
+
+    text = os.environ.get(PRIVATE_LIMIT_ENV, "").strip()
+    limit = DEFAULT_PRIVATE_LIMIT
+    if text:
+        if not text.isdecimal() or int(text) < 1:
+            raise BackendError(
+                ErrorKind.INVALID_ARGUMENT,
+                f"{PRIVATE_LIMIT_ENV}={text!r} is not a positive byte count (unset: {DEFAULT_PRIVATE_LIMIT})",
+            )
+        limit = int(text)
+    if private_bytes > limit:
+        raise BackendError(
+            ErrorKind.RESOURCE_LIMIT,
+            f"kernel {entry!r} declares {private_bytes} bytes of private memory per work-item "
+            f"(CL_KERNEL_PRIVATE_MEM_SIZE), more than the {limit} this project allows ({PRIVATE_LIMIT_ENV}; "
+            "a CPU driver keeps it on a thread's stack and may crash the process)",
+        )
 
 
 def set_arguments(cl: Any, kernel: Any, package: KernelPackage, infos: Sequence[ArgumentInfo] | None) -> None:

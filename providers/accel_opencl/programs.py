@@ -47,6 +47,7 @@ from .kernel_arguments import (
     check_argument_info,
     check_global_fits,
     check_local_memory,
+    check_private_memory,
     non_uniform_refusal,
     read_argument_info,
     remember_argument_info,
@@ -236,7 +237,9 @@ class ProgramLoader:
                 package.build_options,
                 package.entry_point,
                 limits,
+                key,
             )
+            isolation.check_belongs(key, verdict)  # the answer to this request, or nothing is kept or used
             if not verdict.ok:
                 isolation.remember(key, verdict)
         if not verdict.ok:
@@ -415,6 +418,8 @@ class ProgramLoader:
             limit = int(kernel.get_work_group_info(info.WORK_GROUP_SIZE, self._device))
             required = tuple(int(v) for v in kernel.get_work_group_info(info.COMPILE_WORK_GROUP_SIZE, self._device))
             kernel_local = int(kernel.get_work_group_info(info.LOCAL_MEM_SIZE, self._device))
+            kernel_private = int(kernel.get_work_group_info(info.PRIVATE_MEM_SIZE, self._device))
+        check_private_memory(entry, kernel_private)
         local: tuple[int, ...] | None = given
         if given == ANY_LOCAL_SIZE:
             # "Driver chooses" and a kernel that fixes its size: enqueue the required size (PoCL refuses
