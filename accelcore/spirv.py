@@ -63,6 +63,7 @@ __all__ = [
     "missing_capabilities",
     "opencl_supported_capabilities",
     "required_capabilities",
+    "specialize",
     "vulkan_supported_capabilities",
 ]
 
@@ -653,6 +654,20 @@ class SpirvModule:
     float_modes: tuple[tuple[str, int], ...] = ()
     """The float-controls execution modes the module declares, as (mode name, bit width), e.g.
     ``("DenormPreserve", 32)`` (:data:`FLOAT_CONTROL_MODES`), in order, without repeats."""
+    workgroup_types: tuple[SpirvType, ...] = ()
+    """The pointee type of every module-scope ``Workgroup`` variable (GLSL ``shared``, OpenCL ``__local``), with
+    array lengths at the specialization constants' defaults (:func:`specialize` sets others)."""
+
+    @property
+    def workgroup_bytes(self) -> int | None:
+        """Bytes of ``Workgroup`` storage the module declares; None when a size is not computable (a struct
+        without offsets, a length computed by ``OpSpecConstantOp``)."""
+        total = 0
+        for t in self.workgroup_types:
+            if t.size is None:
+                return None
+            total += t.size
+        return total
 
     @property
     def capabilities(self) -> tuple[str, ...]:
@@ -711,6 +726,37 @@ def instructions(data: bytes) -> Iterator[tuple[int, array[int]]]:
             raise _bad(f"instruction at word {offset} (opcode {opcode}) has word count {count}, past the end or 0")
         yield opcode, words[offset + 1 : offset + count]
         offset += count
+
+
+def specialize(data: bytes, values: Mapping[int, bytes]) -> bytes:
+    """``data`` with the default of each ``OpSpecConstant`` whose SpecId is in ``values`` replaced by those bytes
+    (little-endian, 4 or 8), as a pipeline's specialization sets it; what inspection then reports (array lengths,
+    sizes) is what the device gets. Bool constants and ``OpSpecConstantOp`` are left as they are. The result is
+    little-endian whatever the input's byte order."""
+    words, _ = _words(bytes(data))
+    spec_ids: dict[int, int] = {}
+    positions: list[tuple[int, int, int]] = []  # (result id, word offset of the literal, literal words)
+    offset, total = 5, len(words)
+    while offset < total:
+        count, opcode = words[offset] >> 16, words[offset] & 0xFFFF
+        if count == 0 or offset + count > total:
+            raise _bad(f"instruction at word {offset} (opcode {opcode}) has word count {count}, past the end or 0")
+        if opcode == _OP_DECORATE and count >= 4 and words[offset + 2] == _DEC_SPEC_ID:
+            spec_ids[words[offset + 1]] = words[offset + 3]
+        elif opcode == _OP_SPEC_CONSTANT and count >= 4:
+            positions.append((words[offset + 2], offset + 3, count - 3))
+        offset += count
+    patched = array("I", words)
+    for result, start, width in positions:
+        spec_id = spec_ids.get(result)
+        if spec_id is None or spec_id not in values:
+            continue
+        value = bytes(values[spec_id])[: 4 * width].ljust(4 * width, b"\0")
+        for number in range(width):
+            patched[start + number] = int.from_bytes(value[4 * number : 4 * number + 4], "little")
+    if sys.byteorder != "little":  # pragma: no cover - every supported platform is little-endian
+        patched.byteswap()
+    return patched.tobytes()
 
 
 def _words(data: bytes) -> tuple[array[int], bool]:
@@ -1364,6 +1410,11 @@ def inspect_spirv(data: bytes, *, max_type_steps: int = TYPE_STEP_LIMIT) -> Spir
         elif flavour is Flavour.VULKAN and storage in (_SC_UNIFORM_CONSTANT, _SC_UNIFORM, _SC_STORAGE_BUFFER):
             descriptors.append(_descriptor(module, types, pointer_type, variable, storage))
     descriptors.sort(key=lambda d: (d.set, d.binding, d.variable_id))
+    workgroup = []
+    for pointer_type, _variable, storage in module.variables:
+        pointer = module.types.get(pointer_type)
+        if storage == _SC_WORKGROUP and pointer is not None and pointer[0] == _OP_TYPE_POINTER and len(pointer[1]) > 1:
+            workgroup.append(types.get(pointer[1][1]))
     spec_constants = _spec_constants(module, types)
     version = words[1]
     return SpirvModule(
@@ -1384,6 +1435,7 @@ def inspect_spirv(data: bytes, *, max_type_steps: int = TYPE_STEP_LIMIT) -> Spir
         recursive_functions=_recursive_functions(module.calls),
         type_steps=types.steps,
         float_modes=tuple(module.float_modes),
+        workgroup_types=tuple(workgroup),
     )
 
 

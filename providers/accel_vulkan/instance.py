@@ -76,6 +76,8 @@ class PhysicalDescription:
     """``maxComputeWorkGroupSize``: the largest local size per axis."""
     max_workgroup_invocations: int
     """``maxComputeWorkGroupInvocations``: the largest local-size product."""
+    max_shared_memory: int
+    """``maxComputeSharedMemorySize``: bytes of ``shared`` (Workgroup) storage a pipeline may declare."""
     min_storage_buffer_offset_alignment: int
     min_uniform_buffer_offset_alignment: int
     max_uniform_buffer_range: int
@@ -256,6 +258,7 @@ def describe(index: int, physical: Any) -> PhysicalDescription:
             int(limits.maxComputeWorkGroupSize[2]),
         ),
         max_workgroup_invocations=int(limits.maxComputeWorkGroupInvocations),
+        max_shared_memory=int(limits.maxComputeSharedMemorySize),
         min_storage_buffer_offset_alignment=int(limits.minStorageBufferOffsetAlignment),
         min_uniform_buffer_offset_alignment=int(limits.minUniformBufferOffsetAlignment),
         max_uniform_buffer_range=int(limits.maxUniformBufferRange),

@@ -28,6 +28,9 @@ Promise: :func:`check_module` returns the inspected module and its
      table row names a descriptor whose decorations allow the declared access;
      the sets used fit ``maxBoundDescriptorSets`` and the uniform rows
      ``maxPerStageDescriptorUniformBuffers`` (UNSUPPORTED naming the limit);
+   * shared (Workgroup) memory, with the package's specialization constants applied
+     (:func:`accelcore.spirv.specialize`), fits ``maxComputeSharedMemorySize`` (UNSUPPORTED naming both
+     sizes; the defaults are checked before the validator runs) and no shared array has length 0;
    * push constants: with a package block, its size is the module's block
      size rounded up to 4 (both sizes named otherwise); without one, a count
      passes 4 bytes (format version 1) and the module's block is at most 4
@@ -73,6 +76,7 @@ from accelcore.spirv import (
     float_mode_property,
     inspect_spirv,
     missing_capabilities,
+    specialize,
 )
 from accelcore.values import ScalarType
 
@@ -114,6 +118,8 @@ class DeviceTerms:
     """Uniform rows a program may have (per-stage and per-set uniform-buffer limits)."""
     max_workgroup_size: tuple[int, int, int]
     max_workgroup_invocations: int
+    max_shared_memory: int = 1 << 62
+    """``maxComputeSharedMemorySize``."""
 
     @property
     def validator_options(self) -> tuple[str, ...]:
@@ -304,6 +310,7 @@ def inspect_module(code: bytes, terms: DeviceTerms) -> SpirvModule:
         )
     check_capabilities(module, terms)
     check_float_modes(module, terms)
+    check_shared_memory(module, terms, "")  # at the defaults: before the validator, which may take seconds
     _run_validator(code, terms.validator_options, terms.name)
     return module
 
@@ -495,10 +502,51 @@ def _check_push(package: KernelPackage, module: SpirvModule, terms: DeviceTerms)
     return needed
 
 
+def _zero_length(t: SpirvType, depth: int = 0) -> bool:
+    if depth > 32:
+        return False
+    if t.kind == "array" and t.count == 0:
+        return True
+    if t.component is not None and t.kind in ("array", "matrix", "vector"):
+        return _zero_length(t.component, depth + 1)
+    return any(_zero_length(m.type, depth + 1) for m in t.members) if t.kind == "struct" else False
+
+
+def check_shared_memory(module: SpirvModule, terms: DeviceTerms, specialised: str) -> None:
+    """The module's ``shared`` (Workgroup) storage, as specialised, within ``maxComputeSharedMemorySize``
+    (UNSUPPORTED naming both sizes) and without an array of length 0 (INCOMPATIBLE): lavapipe returned zeros
+    for 64 MiB of it and segfaulted on a length of 0 or 0xFFFFFFFF set by a specialization constant, with the
+    validation layer silent (measured 2026-12-04). A size the module does not let us compute (a struct
+    without offsets, an ``OpSpecConstantOp`` length) is left to the driver."""
+    if any(_zero_length(t) for t in module.workgroup_types):
+        raise _incompatible(f"a shared (Workgroup) array has length 0{specialised}")
+    total = module.workgroup_bytes
+    if total is not None and total > terms.max_shared_memory:
+        raise BackendError(
+            ErrorKind.UNSUPPORTED,
+            f"the module declares {total} bytes of shared (Workgroup) memory{specialised}; {terms.name} allows "
+            f"{terms.max_shared_memory} (maxComputeSharedMemorySize)",
+        )
+
+
+def _check_specialised_shared_memory(package: KernelPackage, module: SpirvModule, terms: DeviceTerms) -> None:
+    values = {spec.spec_id: spec.data for spec in package.spec_constants}
+    if not values or not module.workgroup_types:
+        return  # the defaults were checked with the module
+    shown = ", ".join(f"SpecId {spec.spec_id} = {spec.value_type}:{int.from_bytes(spec.data, 'little')}"
+                      for spec in package.spec_constants if spec.value_type.scalar is not ScalarType.BOOL)  # fmt: skip
+    try:
+        specialised = inspect_spirv(specialize(package.module, values))
+    except BackendError as exc:
+        raise _incompatible(f"with the package's specialization constants ({shown}) {exc.message}") from None
+    check_shared_memory(specialised, terms, f" with the package's specialization constants ({shown})")
+
+
 def check_agreement(package: KernelPackage, module: SpirvModule, terms: DeviceTerms) -> Agreement:
     """The package-vs-module checks (3) on an inspected module."""
     counters["agreements"] += 1
     _spec_values(package, module)
+    _check_specialised_shared_memory(package, module, terms)
     local = _check_local_size(package, module, terms)
     uniform_sizes = _check_descriptors(package, module, terms)
     push_range = _check_push(package, module, terms)

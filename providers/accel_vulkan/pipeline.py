@@ -94,6 +94,7 @@ def device_terms(description: PhysicalDescription) -> DeviceTerms:
         max_uniform_buffers=max_uniform_bindings(description),
         max_workgroup_size=description.max_workgroup_size,
         max_workgroup_invocations=description.max_workgroup_invocations,
+        max_shared_memory=description.max_shared_memory,
     )
 
 
