@@ -8,7 +8,13 @@ development, the families named in ``ACCEL_EXTRA_PROVIDERS``
 
 Failure: a family that fails to import, or whose ``discover()`` raises
 anything, becomes an unavailable :class:`ProviderStatus` with the reason;
-building the inventory itself never raises for a provider's fault.
+building the inventory itself never raises for a provider's fault. A mistake
+in the variables is the caller's, and :func:`discover` raises it
+(:func:`check_environment`): ``ACCEL_PROVIDERS`` set to no name at all (``,``)
+or to a name no family has (``vulkn``), or an ``ACCEL_EXTRA_PROVIDERS`` entry
+without a ``name=`` (``garbage``) is ``BackendError(INVALID_ARGUMENT)`` naming
+the variable and the valid names or form. (An entry ``name=target`` whose
+target does not load is that family's unavailable row.)
 """
 
 from __future__ import annotations
@@ -21,6 +27,7 @@ from importlib import metadata
 from typing import Any
 
 from .environment import apply_defaults
+from .errors import BackendError, ErrorKind
 from .registry import ENTRY_POINT_GROUP, DeviceEntry, ProviderFamily, ProviderUnavailable, load_families
 from .selector import select_many, select_one
 
@@ -29,7 +36,9 @@ __all__ = [
     "PROVIDERS_ENV",
     "Inventory",
     "ProviderStatus",
+    "check_environment",
     "discover",
+    "environment_problem",
     "family_names",
     "known_family_names",
     "unknown_wanted_names",
@@ -76,6 +85,41 @@ class Inventory:
         return select_many(
             texts, self.devices, unavailable=self.unavailable, known_providers=[p.name for p in self.providers]
         )
+
+
+_EXTRA_FORM = "name=module:attribute entries separated by commas"
+
+
+def environment_problem() -> tuple[str, str] | None:
+    """(variable, message) for the first mistake in ``ACCEL_EXTRA_PROVIDERS`` or ``ACCEL_PROVIDERS``, or None."""
+    for item in os.environ.get(EXTRA_PROVIDERS_ENV, "").split(","):
+        name, sep, _ = item.strip().partition("=")
+        if item.strip() and (not sep or not name.strip()):
+            return EXTRA_PROVIDERS_ENV, (
+                f"{EXTRA_PROVIDERS_ENV} entry {item.strip()!r} names no provider; the variable holds {_EXTRA_FORM} "
+                "(e.g. mine=my_package.provider:family)"
+            )
+    wanted = _wanted()
+    if wanted is None:
+        return None
+    known = known_family_names()
+    listing = f"known providers: {', '.join(known) or '(none)'}"
+    if not wanted:
+        raw = os.environ.get(PROVIDERS_ENV, "")
+        return PROVIDERS_ENV, f"{PROVIDERS_ENV}={raw!r} names no provider; {listing} (unset it to load them all)"
+    unknown = sorted(wanted - set(known))
+    if unknown:
+        return PROVIDERS_ENV, (
+            f"{PROVIDERS_ENV} names {', '.join(map(repr, unknown))}, which no installed provider is; {listing}"
+        )
+    return None
+
+
+def check_environment() -> None:
+    """``BackendError(INVALID_ARGUMENT)`` with :func:`environment_problem`'s message, if there is one."""
+    problem = environment_problem()
+    if problem is not None:
+        raise BackendError(ErrorKind.INVALID_ARGUMENT, problem[1])
 
 
 def _wanted() -> set[str] | None:
@@ -138,8 +182,10 @@ def _load(name: str, extras: Mapping[str, str]) -> Any:
 def discover(names: Sequence[str] | None = None) -> Inventory:
     """Load the families (all, or ``names``) and ask each for its devices.
 
-    Never raises for a provider's fault: it becomes an unavailable row.
+    Never raises for a provider's fault: it becomes an unavailable row. A mistake in ``ACCEL_PROVIDERS``
+    or ``ACCEL_EXTRA_PROVIDERS`` raises (:func:`check_environment`).
     """
+    check_environment()
     apply_defaults()  # before any family enumerates (RUSTICL_ENABLE)
     extras = _extra_specs()
     chosen = family_names() if names is None else sorted({n.lower() for n in names})

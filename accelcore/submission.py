@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import enum
+import math
+import numbers
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, ClassVar, Generic, TypeVar
@@ -18,6 +20,7 @@ __all__ = [
     "EventState",
     "EventStatus",
     "Timeout",
+    "timeout_seconds",
     "validate_binding_ranges",
     "validate_bindings",
     "validate_program_bindings",
@@ -63,6 +66,32 @@ class Timeout:
 
 
 Timeout.INFINITE = Timeout(None)
+
+MAX_TIMEOUT_S = 1e10
+"""The longest ``timeout=`` in seconds (~317 years; a :class:`Timeout` counts u64 nanoseconds)."""
+
+
+def timeout_seconds(value: object) -> float:
+    """``value`` given as ``timeout=`` (seconds) as a float: a real number (numpy's too), not a bool, finite
+    and at most :data:`MAX_TIMEOUT_S`; anything else (text, nan, inf, 1e300, an int beyond every float) is
+    ``BackendError(INVALID_ARGUMENT)`` naming ``timeout=`` (None, not inf, is "no limit"). Whether a value
+    at or below zero is an error is the caller's rule."""
+    seconds = math.nan
+    if isinstance(value, numbers.Real) and not isinstance(value, bool):
+        try:
+            seconds = float(value)
+        except (OverflowError, ValueError):
+            pass
+    if not -MAX_TIMEOUT_S <= seconds <= MAX_TIMEOUT_S:  # nan fails every comparison
+        try:
+            shown = repr(value) if len(repr(value)) <= 40 else f"{repr(value)[:30]}..."
+        except ValueError:  # an int past Python's digit limit
+            shown = "(an integer too large to print)"
+        raise BackendError(
+            ErrorKind.INVALID_ARGUMENT,
+            f"timeout={shown} is not a number of seconds up to {MAX_TIMEOUT_S:g} (timeout=None waits without limit)",
+        )
+    return seconds
 
 
 @dataclass(frozen=True, slots=True)

@@ -2,8 +2,11 @@
 
 Promise: a value is turned into bytes only when it fits the declared type
 exactly — an integer type takes integers in its range (no float, no
-truncation, no wrap-around), a float type takes real numbers that are finite
-in the type unless given as inf/nan, a bool takes True/False/0/1, a vector
+truncation, no wrap-around), a float type takes real numbers that round to a
+finite value of the type (round to nearest even, as numpy's ``float32(text)``:
+``3.4028235e38`` is float32's max, ``3.4028236e38`` and ``1e999`` are refused)
+unless given as inf/nan (the float itself, or the words ``inf``, ``-inf``,
+``infinity``, ``nan`` as text), a bool takes True/False/0/1, a vector
 takes exactly its lane count, and a numpy scalar or array must already have
 the declared dtype. Anything else raises ``BackendError(INVALID_ARGUMENT)``
 naming what was declared and what was given; nothing is reinterpreted.
@@ -116,7 +119,11 @@ _STRUCT = {
     ScalarType.F32: "f",
     ScalarType.F64: "d",
 }
-_FLOAT_MAX = {ScalarType.F16: 65504.0, ScalarType.F32: 3.4028234663852886e38, ScalarType.F64: math.inf}
+_FLOAT_MAX = {ScalarType.F16: 65504.0, ScalarType.F32: 3.4028234663852886e38, ScalarType.F64: 1.7976931348623157e308}
+_FLOAT_ROUNDS_TO_INF = {ScalarType.F16: 65520.0, ScalarType.F32: 2.0**128 - 2.0**103, ScalarType.F64: math.inf}
+"""The least magnitude that rounds to infinity in the type: halfway from its max to the next power of two
+(round to nearest even goes up there: the max's last mantissa bit is 1)."""
+_NON_FINITE_WORDS = {"inf", "infinity", "nan"}
 
 OPENCL_NAMES = {
     "bool": ScalarType.BOOL,
@@ -138,6 +145,13 @@ VECTOR_LANES = (1, 2, 3, 4, 8, 16)
 
 def _invalid(message: str) -> BackendError:
     return BackendError(ErrorKind.INVALID_ARGUMENT, message)
+
+
+def _shown(value: object) -> str:
+    """``repr(value)``; an int too long to print usefully (or at all: Python's 4300-digit limit) by its size."""
+    if isinstance(value, int) and not isinstance(value, bool) and value.bit_length() > 256:
+        return f"{'a negative' if value < 0 else 'an'} integer of {value.bit_length()} bits"
+    return repr(value)
 
 
 @dataclass(frozen=True, slots=True)
@@ -227,10 +241,15 @@ def _scalar_bytes(scalar: ScalarType, value: object, what: str) -> bytes:
     if scalar.is_float:
         if isinstance(value, bool) or not isinstance(value, (int, float)):
             raise _invalid(f"{what} declares {scalar.short} but was given {type(value).__name__} {value!r}")
-        number = float(value)
-        if math.isfinite(number) and abs(number) > _FLOAT_MAX[scalar]:
+        try:
+            number = float(value)
+        except OverflowError:  # an int beyond every float
+            number = math.inf
+        # (A float inf or nan is taken as given; an int never rounds to one.)
+        if abs(number) >= _FLOAT_ROUNDS_TO_INF[scalar] and (isinstance(value, int) or math.isfinite(number)):
             raise _invalid(
-                f"{what} declares {scalar.short} but {value!r} is outside its finite range (±{_FLOAT_MAX[scalar]:g})"
+                f"{what} declares {scalar.short} but {_shown(value)} is outside its finite range "
+                f"(±{_FLOAT_MAX[scalar]:g})"
             )
         return struct.pack("<" + _STRUCT[scalar], number)
     if isinstance(value, bool) or not isinstance(value, int):
@@ -239,7 +258,7 @@ def _scalar_bytes(scalar: ScalarType, value: object, what: str) -> bytes:
     bits = scalar.bytes * 8
     low, high = (-(1 << (bits - 1)), (1 << (bits - 1)) - 1) if scalar.is_signed else (0, (1 << bits) - 1)
     if not low <= value <= high:
-        raise _invalid(f"{what} declares {scalar.short} but {value} is outside {low}..{high}")
+        raise _invalid(f"{what} declares {scalar.short} but {_shown(value)} is outside {low}..{high}")
     return struct.pack("<" + _STRUCT[scalar], value)
 
 
@@ -286,9 +305,18 @@ def _scalar_from_text(scalar: ScalarType, text: str, what: str) -> bool | int | 
         raise _invalid(f"{what} declares bool but was given {text!r}; valid: true, false, 1, 0")
     if scalar.is_float:
         try:
-            return float(word)
+            number = float(word)
         except ValueError:
             raise _invalid(f"{what} declares {scalar.short} but {text!r} is not a number") from None
+        if not math.isfinite(number) and word.lower().lstrip("+-") not in _NON_FINITE_WORDS:
+            # float() reads a finite text too large for a double (1e999, 400 digits) as inf: refused, as
+            # 1e39 is for f32; only the words give inf and nan.
+            shown = text if len(text) <= 60 else f"{text[:40]}... ({len(text)} characters)"
+            raise _invalid(
+                f"{what} declares {scalar.short} but {shown!r} is outside its finite range "
+                f"(±{_FLOAT_MAX[scalar]:g}); write inf or -inf for an infinity"
+            )
+        return number
     try:
         return int(word, 0)
     except ValueError:

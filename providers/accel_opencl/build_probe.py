@@ -2,13 +2,15 @@
 
 Usage: ``python -m accel_opencl.build_probe`` (started by :mod:`.isolation`, which watches its
 resident memory and time). Before anything else the child turns off core files. Requests arrive on stdin, one JSON line
-``{"index", "uuid", "entry", "options", "size", "cpu_s"}`` followed by ``size`` bytes of source;
+``{"id", "index", "uuid", "entry", "options", "size", "cpu_s"}`` followed by ``size`` bytes of source;
 for each the child sets ``RLIMIT_CPU`` to what it has used plus ``cpu_s``, builds the source,
 creates the kernel (rusticl crashes only there on some sources), reads the binary and loads that
 binary the same way, so the parent may trust it. Each answer is one JSON line on the original
 stdout (driver output goes to stderr): ``{"ok": true, "binary": base64 or null}`` (null: the
 binary did not load again; the parent compiles) or ``{"ok": false, "status": n, "call": ...,
-"log": ...}`` for a CL error while building. A CL error creating the kernel is not a verdict (the
+"log": ...}`` for a CL error while building. Every answer also carries the request's ``id`` and
+the :func:`request_digest` of what this child read and built, so the parent never takes one
+request's answer for another's. A CL error creating the kernel is not a verdict (the
 parent makes the kernel itself and reports it). A driver crash shows as the end of the process.
 The child exits at the end of stdin or after :data:`IDLE_S` seconds without a request.
 """
@@ -16,6 +18,7 @@ The child exits at the end of stdin or after :data:`IDLE_S` seconds without a re
 from __future__ import annotations
 
 import base64
+import hashlib
 import json
 import os
 import resource
@@ -24,6 +27,15 @@ import sys
 from typing import Any
 
 IDLE_S = 30.0
+
+
+def request_digest(index: int, uuid_hex: str, entry_point: str, options: str, source: bytes) -> str:
+    """SHA-256 (hex) of one build request: device index and UUID, entry point, options and source."""
+    h = hashlib.sha256()
+    for part in (str(index).encode(), uuid_hex.encode(), entry_point.encode(), options.encode(), source):
+        h.update(len(part).to_bytes(8, "little"))
+        h.update(part)
+    return h.hexdigest()
 
 
 def _limit(which: int, value: int) -> None:
@@ -115,17 +127,20 @@ def main(argv: list[str]) -> int:
         used = resource.getrusage(resource.RUSAGE_SELF)
         _limit(resource.RLIMIT_CPU, int(used.ru_utime + used.ru_stime + float(request["cpu_s"])) + 1)
         where = (int(request["index"]), str(request["uuid"]))
+        entry_point, options = str(request["entry"]), str(request["options"])
+        # What this answer belongs to, from what was read here: the parent checks both before using it.
+        belongs = {"id": request.get("id"), "digest": request_digest(*where, entry_point, options, raw)}
         if where not in devices:
             matches = [d for d in list_devices() if d.index == where[0] and d.uuid.hex() == where[1]]
             if not matches:
                 answer: dict[str, Any] = {"ok": False, "call": "", "log": f"device {where} not found in the child"}
-                answers.write(json.dumps(answer) + "\n")
+                answers.write(json.dumps({**answer, **belongs}) + "\n")
                 answers.flush()
                 continue
             devices[where] = (matches[0].device, cl.Context([matches[0].device]))
         device, context = devices[where]
-        answer = _build(cl, device, context, raw.decode("utf-8"), str(request["entry"]), str(request["options"]))
-        answers.write(json.dumps(answer) + "\n")
+        answer = _build(cl, device, context, raw.decode("utf-8"), entry_point, options)
+        answers.write(json.dumps({**answer, **belongs}) + "\n")
         answers.flush()
 
 

@@ -21,7 +21,15 @@ limit; replaced after :data:`MAX_BUILDS_PER_WORKER` builds, gone after 30 s idle
 process ends), so a cold load costs the compile plus ~1 ms, not an interpreter and driver start
 (~0.8 s). Whatever stops a worker that had built before - a crash, the memory limit, a silent
 exit - is tried once more in a fresh worker, so only a fresh process's outcome becomes a verdict.
-Builds go through one lock (concurrent cold loads wait for each other). The verdict:
+Builds go through one lock (concurrent cold loads wait for each other).
+
+Every exchange carries a request id, and every answer the id and the
+:func:`~.build_probe.request_digest` of the device, entry point, options and source the child
+read and built: an answer with another id or digest is never used (the worker is replaced). A
+wait that does not end in an answer - a KeyboardInterrupt (Ctrl-C) or any other exception
+raised while it waits - kills that worker, so no later build reads the answer it left pending.
+Each verdict records the cache key it was made for, and :func:`remember` (and the loader,
+through :func:`check_belongs`) refuses to keep or use a verdict under another key. The verdict:
 
 * ok - the child's binary (already loaded cleanly there) comes back with it;
 * a CL build error - that error, with the build log, as an in-process build would give it;
@@ -40,6 +48,7 @@ from __future__ import annotations
 import atexit
 import base64
 import hashlib
+import itertools
 import json
 import os
 import select
@@ -55,6 +64,7 @@ from accelcore import BackendError, ErrorKind
 from accelcore._child import child_environment, python_module_command
 
 from . import binary_cache
+from .build_probe import request_digest
 from .errors import error_from_status
 
 __all__ = [
@@ -63,6 +73,7 @@ __all__ = [
     "BuildLimits",
     "Verdict",
     "build_limits",
+    "check_belongs",
     "children_started",
     "clear_memory",
     "isolated_build",
@@ -131,6 +142,8 @@ class Verdict:
     """Worth keeping on disk (ok and crash verdicts)."""
     binary_sha256: bytes | None = None
     """For an ok verdict: SHA-256 of the binary built for this key (what a cached binary must hash to)."""
+    key: bytes | None = None
+    """The digest of the cache key this verdict was made for (:func:`check_belongs`)."""
 
     def error(self) -> BackendError:
         assert self.kind is not None
@@ -166,6 +179,16 @@ def _disk_file(name: bytes) -> str | None:
     return None if directory is None else str(directory / "verdicts" / f"{name.hex()}.json")
 
 
+def check_belongs(key: binary_cache.CacheKey, verdict: Verdict) -> None:
+    """INCOMPATIBLE unless ``verdict`` was made for ``key`` (checked before a verdict or its binary is kept)."""
+    if verdict.key != _name(key):
+        raise BackendError(
+            ErrorKind.INCOMPATIBLE,
+            "an isolated build's verdict belongs to another source, options, entry point or device; "
+            "nothing was kept from it",
+        )
+
+
 def remembered(key: binary_cache.CacheKey, limits: BuildLimits) -> Verdict | None:
     """The verdict for ``key`` (memory, then disk), or None when a child must build it under ``limits``."""
     name = _name(key)
@@ -194,6 +217,9 @@ def with_binary(verdict: Verdict, binary: bytes) -> Verdict:
 
 
 def remember(key: binary_cache.CacheKey, verdict: Verdict) -> None:
+    """Keep ``verdict`` for ``key`` in memory and (ok and crash verdicts) on disk; one made for another key
+    is refused (:func:`check_belongs`), never stored."""
+    check_belongs(key, verdict)
     name = _name(key)
     _keep(name, verdict)
     path = _disk_file(name)
@@ -226,8 +252,8 @@ def _read_disk(name: bytes) -> Verdict | None:
             raise ValueError("another key")
         if record.get("ok") is True:
             digest = record.get("binary_sha256")
-            return replace(_OK, binary_sha256=bytes.fromhex(digest) if digest else None)
-        return Verdict(False, ErrorKind[record["kind"]], str(record["message"]), lasting=True)
+            return replace(_OK, binary_sha256=bytes.fromhex(digest) if digest else None, key=name)
+        return Verdict(False, ErrorKind[record["kind"]], str(record["message"]), lasting=True, key=name)
     except FileNotFoundError:
         return None
     except (OSError, ValueError, KeyError, TypeError, AttributeError):
@@ -306,7 +332,9 @@ class _Worker:
             return ""
 
     def ask(self, request: dict[str, object], source: bytes, limits: BuildLimits) -> tuple[str, dict[str, object]]:
-        """("answer", answer), or ("time" | "memory" | "ended", {}) after which the worker is unusable."""
+        """("answer", answer to this request's id), or ("time" | "memory" | "ended" | "stray", {}) after which
+        the worker is unusable ("stray": an answer to another request). An exception raised while it waits
+        (KeyboardInterrupt) leaves an answer pending: the caller must stop this worker."""
         assert self.proc.stdin is not None and self.proc.stdout is not None
         self.stderr.seek(0)
         self.stderr.truncate()
@@ -337,7 +365,9 @@ class _Worker:
             answer = json.loads(line)
         except ValueError:
             return "ended", {}
-        return ("answer", answer) if isinstance(answer, dict) else ("ended", {})
+        if not isinstance(answer, dict):
+            return "ended", {}
+        return ("answer", answer) if answer.get("id") == request["id"] else ("stray", {})
 
 
 MAX_BUILDS_PER_WORKER = 64
@@ -345,6 +375,7 @@ MAX_BUILDS_PER_WORKER = 64
 _workers: dict[int, _Worker] = {}
 _worker_lock = threading.Lock()
 _processes = 0
+_request_ids = itertools.count(1)
 
 
 def processes_started() -> int:
@@ -364,16 +395,26 @@ atexit.register(stop_workers)
 
 
 def isolated_build(
-    device_index: int, device_uuid: bytes, source: bytes, options: str, entry_point: str, limits: BuildLimits
+    device_index: int,
+    device_uuid: bytes,
+    source: bytes,
+    options: str,
+    entry_point: str,
+    limits: BuildLimits,
+    key: binary_cache.CacheKey,
 ) -> tuple[Verdict, bytes | None]:
-    """Build ``source`` in a bounded child; (verdict, the child's binary or None).
+    """Build ``source`` in a bounded child; (verdict made for ``key``, the child's binary or None).
 
     The child is a worker kept for later builds (:data:`MAX_BUILDS_PER_WORKER`; it exits after
-    30 s idle). A crash, a memory stop or a silent exit in a worker that had built before is tried
-    once more in a fresh one, so an earlier build's leftovers never decide this verdict.
+    30 s idle). A crash, a memory stop, a silent exit or an answer to another request in a worker
+    that had built before is tried once more in a fresh one, so an earlier build's leftovers never
+    decide this verdict. An exception while waiting (KeyboardInterrupt) stops the worker and
+    propagates; nothing is remembered.
     """
     global _children
+    digest = request_digest(device_index, device_uuid.hex(), entry_point, options, source)
     request = {
+        "id": next(_request_ids),
         "index": device_index,
         "uuid": device_uuid.hex(),
         "entry": entry_point,
@@ -392,17 +433,27 @@ def isolated_build(
                     worker.stop()
                 worker = _workers[limits.memory_mib] = _Worker(limits.memory_mib)
             assert worker is not None
-            outcome, answer = worker.ask(request, source, limits)
+            try:
+                outcome, answer = worker.ask(request, source, limits)
+            except BaseException:
+                # Interrupted while the child builds: its answer is still to come, so no later request
+                # may ever read from this worker (it would take that answer for its own).
+                _workers.pop(limits.memory_mib, None)
+                worker.stop()
+                raise
+            if outcome == "answer" and answer.get("digest") != digest:
+                outcome = "stray"  # the right id, yet not what was asked: never trusted
             if outcome == "answer":
                 worker.builds += 1
                 if worker.builds >= MAX_BUILDS_PER_WORKER:
                     worker.stop()
                     del _workers[limits.memory_mib]
-                return _answered(answer, options)
+                verdict, binary = _answered(answer, options)
+                return replace(verdict, key=_name(key)), binary
             worker.stop()
             del _workers[limits.memory_mib]
             if fresh or outcome == "time":
-                return _stopped(outcome, worker, limits), None
+                return replace(_stopped(outcome, worker, limits), key=_name(key)), None
 
 
 def _answered(answer: dict[str, object], options: str) -> tuple[Verdict, bytes | None]:
@@ -421,6 +472,12 @@ def _stopped(outcome: str, worker: _Worker, limits: BuildLimits) -> Verdict:
     code = worker.proc.returncode
     stderr = worker.tail
     where = "in an isolated build process"
+    if outcome == "stray":
+        return Verdict(
+            False,
+            ErrorKind.INVALID_ARGUMENT,
+            "the isolated build process answered a request other than this one; it was stopped (try again)",
+        )
     if outcome == "time" or code == -signal.SIGXCPU:
         return Verdict(
             False,

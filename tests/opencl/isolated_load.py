@@ -5,15 +5,19 @@ abort) or block it; the tests run it here so a regression fails the test instead
 pytest. Usage: ``python isolated_load.py spec.json`` where the spec holds ``device`` (the
 discovery index), ``source``, ``options``, ``entry`` and optionally ``loads`` (how many times
 to load, default 1), ``kind`` (``source`` or ``binary``; a binary spec gives ``module_hex``),
-``run`` (run each loaded program as the tests' ``twice`` kernel over 64 items). The last line
-of stdout is JSON: per load ``{"kind": ErrorKind name or null, "message", "from_cache",
-"output": [...] or null}``, plus ``"children"`` (isolated builds started).
+``run`` (run each loaded program as the tests' ``twice`` kernel over 64 items), ``interrupted``
+(``{"source", "options", "after_s"}``: before the loads, a load of that source that a
+KeyboardInterrupt raised from a SIGALRM handler after ``after_s`` seconds stops, as Ctrl-C
+would). The last line of stdout is JSON: per load ``{"kind": ErrorKind name or null, "message",
+"from_cache", "output": [...] or null}``, plus ``"children"`` (isolated builds started),
+``"processes"`` (build workers started) and ``"interrupted"`` (whether the interrupt landed).
 """
 
 from __future__ import annotations
 
 import json
 import os
+import signal
 import sys
 
 os.environ.setdefault("RUSTICL_ENABLE", "swrast")
@@ -85,11 +89,34 @@ def run(accel, context, program) -> list[int]:
     return [int(v) for v in np.frombuffer(bytes(out), dtype=np.uint32)]
 
 
+def interrupted_load(accel, context, spec: dict) -> bool:
+    """Load ``spec``'s source with a KeyboardInterrupt raised after ``after_s``; True when it landed."""
+
+    def interrupt(signum: int, frame: object) -> None:
+        raise KeyboardInterrupt
+
+    previous = signal.signal(signal.SIGALRM, interrupt)
+    try:
+        signal.setitimer(signal.ITIMER_REAL, float(spec["after_s"]))
+        program = accel.load_package(context, package(spec), 64 << 20)
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        accel.unload_program(program)
+        return False
+    except KeyboardInterrupt:
+        return True
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
+
+
 def main() -> int:
     with open(sys.argv[1]) as handle:
         spec = json.load(handle)
     accel = provider_family.open(provider_family.discover()[spec["device"]])
     context = accel.create_context(ContextDesc())
+    interrupted = None
+    if "interrupted" in spec:
+        interrupted = interrupted_load(accel, context, {**spec, **spec["interrupted"]})
     results = []
     for _ in range(int(spec.get("loads", 1))):
         try:
@@ -104,10 +131,10 @@ def main() -> int:
     try:
         from accel_opencl import isolation
 
-        children = isolation.children_started()
+        children, processes = isolation.children_started(), isolation.processes_started()
     except (ImportError, AttributeError):
-        children = -1
-    print(json.dumps({"loads": results, "children": children}))
+        children = processes = -1
+    print(json.dumps({"loads": results, "children": children, "processes": processes, "interrupted": interrupted}))
     return 0
 
 

@@ -9,9 +9,9 @@ from accelcore.inventory import (
     PROVIDERS_ENV,
     Inventory,
     ProviderStatus,
+    environment_problem,
     family_names,
     known_family_names,
-    unknown_wanted_names,
 )
 from accelcore.inventory import discover as _discover
 
@@ -29,12 +29,9 @@ __all__ = [
 
 
 def discover(names: Sequence[str] | None = None) -> Inventory:
-    """:func:`accelcore.inventory.discover`, after refusing (exit 2) an ``ACCEL_PROVIDERS`` name no family has."""
-    unknown = unknown_wanted_names()
-    if unknown:
-        raise UsageProblem(
-            f"{PROVIDERS_ENV} names {', '.join(map(repr, unknown))}, which no installed provider is; "
-            f"known providers: {', '.join(known_family_names()) or '(none)'}",
-            argument=PROVIDERS_ENV,
-        )
+    """:func:`accelcore.inventory.discover`, after refusing (exit 2) a mistake in ``ACCEL_PROVIDERS`` (a name
+    no family has, or none at all) or ``ACCEL_EXTRA_PROVIDERS`` (an entry without ``name=``)."""
+    problem = environment_problem()
+    if problem is not None:
+        raise UsageProblem(problem[1], argument=problem[0])
     return _discover(names)
