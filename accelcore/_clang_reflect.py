@@ -142,6 +142,52 @@ def _inside(extent: Any, diagnostic: Any) -> bool:
     return start <= (location.line, location.column) <= end
 
 
+_MAX_BODY_NODES = 200_000
+
+
+def _mentions_local_id(ci: Any, expression: Any, local_id_vars: set[str], budget: list[int]) -> bool:
+    for node in expression.walk_preorder():
+        budget[0] -= 1
+        if budget[0] < 0:
+            return False
+        if node.kind == ci.CursorKind.CALL_EXPR and node.spelling == "get_local_id":
+            return True
+        if node.kind == ci.CursorKind.DECL_REF_EXPR and node.referenced is not None:
+            if node.referenced.get_usr() in local_id_vars:
+                return True
+    return False
+
+
+def _indexed_by_local_id(ci: Any, kernel: Any) -> set[int]:
+    """Indexes of the ``__local`` pointer parameters the body subscripts with an expression that uses
+    ``get_local_id`` (directly or through a variable initialised from it): such a buffer needs an element
+    per work-item. Bounded by :data:`_MAX_BODY_NODES`."""
+    parameters = {a.get_usr(): number for number, a in enumerate(kernel.get_arguments())}
+    local_id_vars: set[str] = set()
+    found: set[int] = set()
+    budget = [_MAX_BODY_NODES]
+    for node in kernel.walk_preorder():
+        budget[0] -= 1
+        if budget[0] < 0:
+            break
+        if node.kind == ci.CursorKind.VAR_DECL:
+            if _mentions_local_id(ci, node, local_id_vars, budget):
+                local_id_vars.add(node.get_usr())
+        elif node.kind == ci.CursorKind.ARRAY_SUBSCRIPT_EXPR:
+            children = list(node.get_children())
+            if len(children) != 2:
+                continue
+            base = next(
+                (n for n in children[0].walk_preorder() if n.kind == ci.CursorKind.DECL_REF_EXPR),
+                None,
+            )
+            if base is None or base.referenced is None or base.referenced.get_usr() not in parameters:
+                continue
+            if _mentions_local_id(ci, children[1], local_id_vars, budget):
+                found.add(parameters[base.referenced.get_usr()])
+    return found
+
+
 def _written(argument: Any, source: bytes, main_name: str) -> str:
     """The parameter as written (white space collapsed); its tokens when it comes from a macro."""
     extent = argument.extent
@@ -179,7 +225,7 @@ def _reflect(request: dict[str, Any]) -> dict[str, Any]:
             main_name,
             args=list(request["args"]),
             unsaved_files=[(main_name, source)],
-            options=ci.TranslationUnit.PARSE_SKIP_FUNCTION_BODIES,
+            options=0 if request.get("bodies") else ci.TranslationUnit.PARSE_SKIP_FUNCTION_BODIES,
         )
     except ci.TranslationUnitLoadError as exc:
         limit = request.get("memory_mib")
@@ -252,6 +298,9 @@ def _reflect(request: dict[str, Any]) -> dict[str, Any]:
                     entry["unknown"] = f"{diagnostic.spelling} ({where})"
                     break
             parameters.append(entry)
+        if request.get("bodies") and any(p["address_space"] == "local" for p in parameters):
+            for index_ in _indexed_by_local_id(ci, cursor):
+                parameters[index_]["local_id_indexed"] = True
         kernels.append({"name": cursor.spelling, "parameters": parameters, "required_local_size": required})
     return {"kernels": kernels, "errors": answer_errors}
 

@@ -111,6 +111,9 @@ class OpenCLParameter:
     unknown: str = ""
     opaque: str = ""
     """image2d, sampler, ...: an argument this project cannot bind ('' for data)."""
+    local_id_indexed: bool = False
+    """A ``__local`` pointer the kernel subscripts with ``get_local_id`` (or a variable set from it): it needs
+    an element per work-item of the work-group."""
 
     @property
     def is_buffer(self) -> bool:
@@ -270,7 +273,9 @@ def _ask_clang(source: str, arguments: list[str]) -> dict[str, Any]:
         return remembered
     timeout = _limit(TIMEOUT_ENV, _DEFAULT_TIMEOUT_S, 0.5, 3600.0)
     memory = int(_limit(MEMORY_ENV, _DEFAULT_MEMORY_MIB, 256, float(1 << 20)))
-    request = json.dumps({"source": source, "args": arguments, "memory_mib": memory, "timeout_s": timeout})
+    request = json.dumps(
+        {"source": source, "args": arguments, "memory_mib": memory, "timeout_s": timeout, "bodies": True}
+    )
     try:
         child = subprocess.Popen(
             [sys.executable, *interpreter_flags(), _CHILD],
@@ -378,6 +383,7 @@ def _parameter(node: dict[str, Any]) -> OpenCLParameter:
         layout,
         unknown,
         opaque,
+        bool(node.get("local_id_indexed")),
     )
 
 

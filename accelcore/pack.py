@@ -42,6 +42,7 @@ from .package import (
     ANY_LOCAL_SIZE,
     MAX_AGGREGATE_BYTES,
     NO_COUNT_ARGUMENT,
+    ArgumentKind,
     ArgumentName,
     Coverage,
     DescriptorType,
@@ -404,6 +405,28 @@ def _opencl(
     return tuple(given), rule, tuple(records)
 
 
+def _check_local_id_scratch(
+    kernel: OpenCLKernel, size: tuple[int, int, int], records: Sequence[KernelArgument]
+) -> None:
+    """A ``__local`` argument the kernel indexes by ``get_local_id`` needs an element per work-item: a smaller
+    size is refused (Intel's runtime and rusticl crashed the process writing past a 4-byte one). Unchecked when
+    the driver chooses the work-group size (``ANY_LOCAL_SIZE``)."""
+    if size == ANY_LOCAL_SIZE:
+        return
+    items = size[0] * size[1] * size[2]
+    given = {r.index: r.local_bytes for r in records if r.kind is ArgumentKind.LOCAL}
+    for param in kernel.parameters:
+        element = param.element_bytes
+        if not param.local_id_indexed or element is None or param.index not in given:
+            continue
+        if given[param.index] < items * element:
+            raise _invalid(
+                f"{param.label} is indexed by get_local_id in the kernel, so a work-group of {items} items "
+                f"{tuple(size)} needs at least {items * element} bytes of it ({items} x {element}); "
+                f"it was given {given[param.index]} bytes"
+            )
+
+
 def _opencl_binary_arguments(
     arguments: Mapping[ArgumentKey, object] | None, local_memory: Mapping[ArgumentKey, int] | None
 ) -> tuple[KernelArgument, ...]:
@@ -704,6 +727,7 @@ def pack_module(
             arguments,
             local_memory,
         )
+        _check_local_id_scratch(kernel, size, records)
     else:
         missing = [
             option
@@ -822,9 +846,10 @@ def _placeholder_package(
     """:func:`build_package`'s package of placeholder values; None where a value cannot be made up."""
     values: dict[ArgumentKey, object] = {}
     local: dict[ArgumentKey, int] = {}
+    size = local_size or kernel.required_local_size or (1, 1, 1)
     for param in kernel.parameters:
-        if param.address_space == "local":
-            local[param.index] = 1
+        if param.address_space == "local":  # enough for a scratch indexed by get_local_id
+            local[param.index] = max(1, size[0] * size[1] * size[2] * (param.element_bytes or 1))
         elif param.address_space is not None:
             if param.address_space not in ("global", "constant"):
                 return None
@@ -835,7 +860,6 @@ def _placeholder_package(
             values[param.index] = bytes(param.aggregate_bytes)
         else:
             return None
-    size = local_size or kernel.required_local_size or (1, 1, 1)
     try:
         return pack_module(
             data,

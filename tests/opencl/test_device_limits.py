@@ -1,4 +1,6 @@
-"""Device limits checked before any driver runs the work: a kernel whose own ``__local`` variables pass
+"""Device limits checked before any driver runs the work: a ``__local`` scratch the kernel indexes by
+``get_local_id`` given fewer bytes than the work-group needs (Intel's runtime and rusticl crashed the
+process); a kernel whose own ``__local`` variables pass
 ``CL_DEVICE_LOCAL_MEM_SIZE`` (PoCL aborted the process, rusticl ran 32 MiB of it on a 32 KiB device) and one
 whose private memory per work-item passes the project's bound (rusticl segfaulted on a 16 MiB private array)
 are refused with RESOURCE_LIMIT at load. Each case runs in a child process, so a regression is a failed
@@ -38,6 +40,48 @@ with ac.open(sys.argv[1]) as dev:
     else:
         print("RAN", out[:3].tolist())
 """
+
+
+REDUCE = """__kernel void reduce(__global const float *in, __global float *out, __local float *scratch) {
+    int lid = get_local_id(0);
+    scratch[lid] = in[get_global_id(0)];
+    barrier(CLK_LOCAL_MEM_FENCE);
+    for (int s = get_local_size(0) / 2; s > 0; s >>= 1) {
+        if (lid < s) scratch[lid] += scratch[lid + s];
+        barrier(CLK_LOCAL_MEM_FENCE);
+    }
+    if (lid == 0) out[get_group_id(0)] = scratch[0];
+}
+"""
+SCRATCH_CALL = """
+import sys, numpy as np, accelcore as ac
+with ac.open(sys.argv[1]) as dev:
+    reduce = dev.kernel(sys.argv[2], local_size=64)
+    x, out = np.ones(256, np.float32), np.zeros(4, np.float32)
+    for size in (4, 255, 256):
+        try:
+            reduce(x, out, ac.local_memory(size), global_size=256)
+        except ac.BackendError as exc:
+            print("REFUSED", exc)
+        else:
+            print("RAN", out.tolist())
+"""
+
+
+def test_a_local_scratch_indexed_by_the_local_id_needs_an_element_per_work_item(entry: Any, tmp_path: Any) -> None:
+    (tmp_path / "reduce.cl").write_text(REDUCE)
+    done = subprocess.run(
+        [sys.executable, "-c", SCRATCH_CALL, entry.device_id, str(tmp_path / "reduce.cl")],
+        capture_output=True,
+        text=True,
+        timeout=240,
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    four, short, enough = done.stdout.splitlines()
+    assert four.startswith("REFUSED INVALID_ARGUMENT") and "indexed by get_local_id" in four, four
+    assert "needs at least 256 bytes" in four and "given 4 bytes" in four, four
+    assert short.startswith("REFUSED INVALID_ARGUMENT") and "given 255 bytes" in short, short
+    assert enough == "RAN [64.0, 64.0, 64.0, 64.0]", enough
 
 
 def _call(entry: Any, path: Any, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
