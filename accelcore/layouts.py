@@ -45,6 +45,7 @@ __all__ = [
     "CLSPV_GENERATOR",
     "ElementLayout",
     "LayoutField",
+    "block_layout",
     "check_array",
     "encode_layout",
     "layout_from_json",
@@ -80,6 +81,9 @@ class ElementLayout:
     """
 
     kind: str
+    """scalar, vector, struct, union, array, matrix, block (a storage block whose members come before a
+    runtime array: ``fields`` are those members, ``element``/``stride`` the array's, ``size`` the array's
+    offset and ``why`` its name) or opaque."""
     size: int | None
     name: str = ""
     scalar: ScalarType | None = None
@@ -103,6 +107,9 @@ class ElementLayout:
             return None if self.element is None else self.element.single_scalar(depth + 1)
         if self.kind in ("struct", "union") and self.fields:
             found = {f.layout.single_scalar(depth + 1) for f in self.fields}
+            return found.pop() if len(found) == 1 else None
+        if self.kind == "block" and self.element is not None:
+            found = {f.layout.single_scalar(depth + 1) for f in self.fields} | {self.element.single_scalar(depth + 1)}
             return found.pop() if len(found) == 1 else None
         return None
 
@@ -149,6 +156,12 @@ class ElementLayout:
             inner = self.element.describe(depth + 1) if depth < 3 else self.element.name
             stride = f", stride {self.stride}" if self.stride and self.stride != self.element.size else ""
             return f"{inner}[{self.count}{stride}]"
+        if self.kind == "block" and self.element is not None:
+            header = "; ".join(f"{f.layout.describe(depth + 1)} {f.name or '?'} at {f.offset}" for f in self.fields)
+            return (
+                f"{self.name or 'block'} {{{header}; {self.element.describe(depth + 1)} {self.why or '?'}[] "
+                f"at {self.size}, stride {self.stride}}}"
+            )
         if self.kind in ("struct", "union"):
             if depth >= 3:
                 return f"{self.name or self.kind} ({self.size} bytes)"
@@ -330,6 +343,9 @@ def check_array(
     declared = layout.describe()
     if dtype.hasobject:
         raise _invalid(f"{what} declares {declared} elements but was given an array of Python objects ({dtype})")
+    if layout.kind == "block":
+        _check_block(what, dtype, shape, layout, declared, signedness_known)
+        return
     if dtype.fields is None:
         _check_plain(what, dtype, shape, layout, declared, signedness_known)
         return
@@ -604,3 +620,70 @@ def _items(given: object, layout: ElementLayout, what: str) -> list[object]:
     if len(items) != layout.count:
         raise _invalid(f"{what} is {layout.describe(1)} ({layout.count} elements) but was given {len(items)}")
     return items
+
+
+def block_layout(
+    header: Sequence[LayoutField], array_offset: int, element: ElementLayout, stride: int, name: str
+) -> ElementLayout:
+    """A storage block of fixed members before a runtime array ``name`` at ``array_offset`` (GLSL
+    ``buffer B { uint count; float data[]; }``): a buffer holds the members once, then any number of elements."""
+    return ElementLayout("block", array_offset, "block", fields=tuple(header), element=element, stride=stride, why=name)
+
+
+def _check_block(
+    what: str, dtype: np.dtype[Any], shape: Sequence[int], layout: ElementLayout, declared: str, signedness_known: bool
+) -> None:
+    """A header-then-runtime-array block: a 1-D plain array of the one scalar type of every member, or one
+    structured element whose fields are the members followed by the array as a subarray of any length."""
+    element = layout.element
+    assert element is not None and layout.size is not None
+    name = layout.why or "data"
+    header = [(f.name, f.layout.numpy_dtype(), f.offset) for f in layout.fields]
+    inner = element.numpy_dtype()
+    example = ""
+    if inner is not None and all(d is not None for _, d, _ in header):
+        names = [n for n, _, _ in header] + [name]
+        formats = [_dtype_text(d) for _, d, _ in header if d is not None] + [f"({_dtype_text(inner)}, (N,))"]
+        offsets = [o for _, _, o in header] + [layout.size]
+        example = (
+            f"; one structured element of np.dtype({{'names': {names}, 'formats': [{', '.join(formats)}], "
+            f"'offsets': {offsets}}}) matches it"
+        )
+    if dtype.fields is None:
+        scalar = layout.single_scalar()
+        if scalar is None:
+            raise _invalid(
+                f"{what} declares {declared}, whose members have different types, but was given "
+                f"{_given_text(dtype, shape)}; pass a structured array{example}"
+            )
+        if not _scalar_fits(scalar, dtype, signedness_known) or len(shape) != 1:
+            raise _invalid(
+                f"{what} declares {declared} but was given {_given_text(dtype, shape)}; pass a 1-D array of "
+                f"{scalar.numpy_dtype} (the members, then the elements){example}"
+            )
+        return
+    fields: Mapping[str, Any] = dtype.fields
+    names = list(dtype.names or ())
+    if tuple(shape) not in ((1,), ()) or not names or names[-1] != name:
+        raise _invalid(
+            f"{what} declares {declared} but was given {_given_text(dtype, shape)}: give one element whose last "
+            f"field is {name}, the runtime array{example}"
+        )
+    array_dtype, array_offset = fields[name][0], fields[name][1]
+    if array_offset != layout.size or array_dtype.subdtype is None:
+        raise _invalid(
+            f"{what} declares {declared} but was given {_given_text(dtype, shape)}: {name} is a subarray at offset "
+            f"{layout.size}{example}"
+        )
+    base, dims = array_dtype.subdtype
+    items = np.dtype((base, tuple(dims[1:]))) if len(dims) > 1 else base
+    header_layout = ElementLayout("struct", layout.size, "header", fields=layout.fields)
+    trimmed = np.dtype({"names": names[:-1], "formats": [fields[n][0] for n in names[:-1]],
+                        "offsets": [fields[n][1] for n in names[:-1]], "itemsize": layout.size})  # fmt: skip
+    problem = _compare_fields(header_layout, trimmed, "", signedness_known, 0)
+    if not problem and items.itemsize != layout.stride:
+        problem = f"{name} holds one element every {layout.stride} bytes, given {items.itemsize}"
+    if not problem:
+        problem = _compare(with_stride(element, layout.stride), items, f"{name}[i]", signedness_known, 1)
+    if problem:
+        raise _invalid(f"{what} declares {declared} but was given {_given_text(dtype, shape)}: {problem}{example}")

@@ -279,3 +279,22 @@ def test_a_push_constant_block_with_nested_structs_and_a_matrix_by_member(entry:
             kernel(out, aff=[{"scale": 0.0}, affine[1]], n=8, m=[[1, 2], [3, 4]], global_size=8)
         with _refused(r"aff is .*\(2 elements\) but was given 3"):
             kernel(out, aff=[*affine, affine[0]], n=8, m=[[1, 2], [3, 4]], global_size=8)
+
+
+@vulkan
+def test_a_block_whose_members_come_before_its_runtime_array(entry: Any) -> None:
+    header = [("count", "<u4"), ("scale", "<f4")]
+    block = np.array([(6, 2.0, np.arange(8))], dtype=[*header, ("data", "<f4", (8,))])
+    out = np.zeros(8, np.float32)
+    with ac.open(entry.device_id) as dev:
+        kernel = dev.kernel(DATA / "header_block.comp")
+        kernel(block, out, global_size=8)
+        np.testing.assert_array_equal(out, [0, 2, 4, 6, 8, 10, -1, -1])
+        with _refused(r"declares block \{uint count at 0; float scale at 4; float data\[\] at 8, stride 4\}, whose"):
+            kernel(np.arange(10, dtype=np.float32), out, global_size=8)  # float bits for the uint count
+        wrong = np.array([(6, 2, np.arange(8))], dtype=[("count", "<u4"), ("scale", "<u4"), ("data", "<f4", (8,))])
+        with _refused(r"scale is float \(float32\), given uint32"):
+            kernel(wrong, out, global_size=8)
+        ints = np.array([(6, 2.0, np.arange(8))], dtype=[*header, ("data", "<i4", (8,))])
+        with _refused(r"data\[i\] is float"):
+            kernel(ints, out, global_size=8)
