@@ -51,6 +51,7 @@ __all__ = [
     "ArgumentInfo",
     "DeviceLaunchFacts",
     "Launch",
+    "check_address_width",
     "check_aggregate_arguments",
     "check_argument_indices",
     "check_argument_info",
@@ -342,6 +343,38 @@ def check_aggregate_arguments(package: KernelPackage, max_parameter_bytes: int) 
                 ErrorKind.INCOMPATIBLE,
                 f"kernel {entry!r} {param.label}: struct {param.type_text} is {param.aggregate_bytes} bytes in "
                 f"OpenCL C layout but the package gives {len(argument.data)} bytes",
+            )
+
+
+def check_address_width(package: KernelPackage, address_bits: int) -> None:
+    """On a device whose ``CL_DEVICE_ADDRESS_BITS`` is not 64, every by-value argument of an OpenCL C package must
+    have the type Clang reads for that width (``size_t`` is 32 bits there; packages are made for SPIR64):
+    INCOMPATIBLE naming the argument, the declaration and both types."""
+    if address_bits == 64 or package.module_kind is not ModuleKind.OPENCL_SOURCE:
+        return
+    from accelcore.opencl_signature import opencl_kernels
+
+    try:
+        kernels = opencl_kernels(package.module.decode("utf-8"), package.build_options, address_bits=address_bits)
+    except UnicodeDecodeError:
+        return
+    kernel = next((k for k in kernels if k.name == package.entry_point), None)
+    if kernel is None:
+        return
+    for argument in package.arguments:
+        if argument.kind is not ArgumentKind.VALUE or argument.index >= len(kernel.parameters):
+            continue
+        param = kernel.parameters[argument.index]
+        declared = param.value_type
+        size = declared.size if declared is not None else param.aggregate_bytes
+        if (declared is not None and argument.value_type is not None and declared != argument.value_type) or (
+            size is not None and size != len(argument.data)
+        ):
+            raise BackendError(
+                ErrorKind.INCOMPATIBLE,
+                f"kernel {package.entry_point!r} {param.label} is {declared or param.type_text} ({size} bytes) on this "
+                f"{address_bits}-bit device, but the package gives {len(argument.data)} bytes "
+                f"({argument.value_type or 'a struct'}); pack it for this device's address width",
             )
 
 

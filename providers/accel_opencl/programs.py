@@ -42,6 +42,7 @@ from .kernel_arguments import (
     ArgumentInfo,
     DeviceLaunchFacts,
     Launch,
+    check_address_width,
     check_aggregate_arguments,
     check_argument_indices,
     check_argument_info,
@@ -107,6 +108,7 @@ class ProgramLoader:
         self.target = target
         self._max_bindings = max_bindings
         self._max_artifact_bytes = max_artifact_bytes
+        self._address_bits = int(device.address_bits)
         il_version = str(getattr(device, "il_version", "") or "").strip()
         extensions = str(device.extensions).split()
         self.il_version = il_version
@@ -408,6 +410,7 @@ class ProgramLoader:
             num_args = int(kernel.num_args)
         check_argument_indices(package, num_args)
         check_aggregate_arguments(package, self.launch_facts.max_parameter_bytes)
+        check_address_width(package, self._address_bits)
         with cl_call("clGetKernelArgInfo", "reading the kernel's argument info"):
             infos = self._argument_info(kernel, num_args, package, context, binary)
         if infos is not None:

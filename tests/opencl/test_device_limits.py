@@ -111,3 +111,21 @@ def test_private_memory_past_the_bound_is_refused_and_the_bound_can_be_raised(en
     assert str(DEFAULT_PRIVATE_LIMIT) in done.stdout
     bad = _call(entry, tmp_path / "big_private.cl", {PRIVATE_LIMIT_ENV: "lots"})
     assert "REFUSED INVALID_ARGUMENT" in bad.stdout and PRIVATE_LIMIT_ENV in bad.stdout, bad.stdout
+
+
+def test_a_size_t_value_packed_for_spir64_is_refused_on_a_32_bit_device() -> None:
+    """No 32-bit device is here: the check is run with the width such a device reports."""
+    from accel_opencl.kernel_arguments import check_address_width
+
+    from accelcore import BackendError, ErrorKind
+    from accelcore.opencl_signature import opencl_kernels
+    from accelcore.pack import pack_module
+
+    source = "__kernel void k(__global float *x, size_t n) { if (get_global_id(0) < n) x[get_global_id(0)] = 1.0f; }"
+    (kernel,) = opencl_kernels(source, address_bits=32)
+    assert str(kernel.parameter("n").value_type) == "u32"
+    package = pack_module(source.encode(), arguments={"n": 4}, global_size=4)  # SPIR64: size_t is u64
+    check_address_width(package, 64)
+    with pytest.raises(BackendError, match=r"argument 1 \(size_t n\) is u32 \(4 bytes\) on this 32-bit device") as info:
+        check_address_width(package, 32)
+    assert info.value.kind is ErrorKind.INCOMPATIBLE
