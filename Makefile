@@ -30,7 +30,14 @@ INTEL_LIB := $(abspath $(VENV))/lib/libintelocl.so
 
 .PHONY: setup debian intel-icd run test lint typecheck pytest artifacts bench clean
 
+# The line to paste: `accel` and the `accelcore` package live in .venv, which is not on PATH (README.md).
+NEXT_STEP := echo "accel and the accelcore package are in $(VENV), not on PATH; to use them in this shell, paste:"; \
+	echo "    . $(VENV)/bin/activate"
+
 setup: debian $(STAMPS)/venv intel-icd
+ifeq ($(filter-out setup,$(MAKECMDGOALS)),)
+	@$(NEXT_STEP)
+endif
 
 # Checked on every run (a dpkg query, well under a second): a package removed since is reinstalled.
 debian:
@@ -74,11 +81,15 @@ intel-icd: $(STAMPS)/venv
 	fi
 
 run: export ACCEL_VULKAN_VALIDATION ?= 1
+CONFORMANCE_REPORTS := --json build/conformance.json --junit build/conformance.xml --html build/conformance.html
+
+# The matrix ends the output, then the line to paste (also after a failing run, whose status is kept).
 run: setup
 	$(BIN)/accel devices
 	@mkdir -p build
-	$(BIN)/accel conformance \
-		--json build/conformance.json --junit build/conformance.xml --html build/conformance.html
+	@echo "$(BIN)/accel conformance $(CONFORMANCE_REPORTS)"; \
+	$(BIN)/accel conformance $(CONFORMANCE_REPORTS); status=$$?; \
+	$(NEXT_STEP); exit $$status
 
 lint: setup
 	$(BIN)/ruff check .

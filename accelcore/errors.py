@@ -10,6 +10,8 @@ indeterminate outcome can never be caught and treated as a plain error.
 from __future__ import annotations
 
 import enum
+import errno
+import os
 from typing import Any, Generic, TypeVar
 
 __all__ = [
@@ -17,6 +19,7 @@ __all__ = [
     "DeviceInfoError",
     "DeviceInfoErrorKind",
     "ErrorKind",
+    "MissingFileError",
     "ReleaseFailure",
     "ReleaseIndeterminate",
     "ReleaseRejected",
@@ -124,6 +127,27 @@ class BackendError(Exception):
             _rebuild_backend_error,
             (int(self.kind), self.message, self.domain, self.code, self.native_call, self.native_code),
         )
+
+
+class MissingFileError(BackendError, FileNotFoundError):
+    """A file the caller named (a kernel's source, SPIR-V or package) does not exist.
+
+    Both kinds of caller catch it: it is a ``BackendError`` of kind ``INVALID_ARGUMENT`` (``str()``:
+    ``INVALID_ARGUMENT: no such file: PATH``), as every refusal of a call is, and a ``FileNotFoundError``
+    (``errno`` ENOENT, ``filename`` the path as given), as Python's own file functions raise.
+    """
+
+    def __init__(self, filename: str) -> None:
+        BackendError.__init__(self, ErrorKind.INVALID_ARGUMENT, f"no such file: {filename}")
+        self.errno = errno.ENOENT
+        self.strerror = os.strerror(errno.ENOENT)
+        self.filename = filename
+
+    def __repr__(self) -> str:
+        return f"MissingFileError({self.filename!r})"
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (MissingFileError, (self.filename,))
 
 
 def _rebuild_backend_error(

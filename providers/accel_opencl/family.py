@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+import os
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from accelcore.registry import ConformanceSetup, DeviceEntry
+from accelcore.registry import ConformanceSetup, DeviceEntry, ProviderUnavailable
 
 from .accelerator import OpenCLAccelerator
-from .discovery import PROVIDER, find_device, list_devices, to_entry
+from .discovery import PROVIDER, find_device, list_devices, load_pyopencl, to_entry
 
 __all__ = ["OpenCLFamily", "OpenCLHooks", "provider_family"]
 
@@ -42,7 +43,11 @@ class OpenCLFamily:
     name = PROVIDER
 
     def discover(self) -> Sequence[DeviceEntry]:
-        return [to_entry(native) for native in list_devices()]
+        """Every device; ProviderUnavailable saying why when there is none (no ICD, or platforms without devices)."""
+        found = [to_entry(native) for native in list_devices()]
+        if not found:
+            raise ProviderUnavailable(PROVIDER, no_device_reason())
+        return found
 
     def open(self, entry: DeviceEntry) -> OpenCLAccelerator:
         return OpenCLAccelerator(find_device(entry))
@@ -63,6 +68,26 @@ class OpenCLFamily:
             extra_cases=opencl_cases(),
             numerics_cases=numerics_cases("opencl", numerics_claims(native)),
         )
+
+
+def no_device_reason() -> str:
+    """Why the ICD loader offers no device: no platform (no driver registered), or platforms without devices."""
+    cl = load_pyopencl()
+    try:
+        platforms = cl.get_platforms()
+    except cl.Error:  # CL_PLATFORM_NOT_FOUND_KHR: the loader found no ICD
+        platforms = []
+    if not platforms:
+        where = os.environ.get("OCL_ICD_VENDORS") or "/etc/OpenCL/vendors"
+        return (
+            f"no OpenCL platform found: the ICD loader found no driver (.icd file) in {where}; install one "
+            "(Debian: pocl-opencl-icd, mesa-opencl-icd; make setup does)"
+        )
+    names = ", ".join(str(p.name) for p in platforms)
+    note = ""
+    if "rusticl" in names.lower() and not os.environ.get("RUSTICL_ENABLE"):
+        note = "; rusticl lists devices only for the drivers RUSTICL_ENABLE names (RUSTICL_ENABLE=swrast)"
+    return f"{len(platforms)} OpenCL platform(s) ({names}) but no device on any{note}"
 
 
 provider_family = OpenCLFamily()

@@ -146,7 +146,7 @@ def test_expect_file_adds_to_the_shipped_list_and_none_drops_it(tmp_path, monkey
     [
         (
             'device = "reference:*"\ncase = "metadata.stabel-valid"',
-            ["expected-failure #1", "'metadata.stabel-valid'", "valid: ", "metadata.stable-valid"],
+            ["expected-failure #1", "'metadata.stabel-valid'", "did you mean 'metadata.stable-valid'?"],
         ),
         (
             'device = "vulkn:*"\ncase = "vulkan.long-loop"',

@@ -1,5 +1,6 @@
-"""Every ``python`` example of docs/python.md (and the README's first Python example) runs, in order,
-in one namespace, in a scratch folder holding the corpus as ``artifacts/``."""
+"""Every ``python`` example of docs/python.md and README.md runs, in order, in one namespace, in a scratch
+folder holding the corpus as ``artifacts/``; a block marked ``<!-- doc-test: skip: REASON -->`` on the
+line before its fence is left out (tests/cli/test_docs.py holds the rules and checks every marker)."""
 
 from __future__ import annotations
 
@@ -11,11 +12,11 @@ import pytest
 import accelcore as ac
 
 ROOT = Path(__file__).resolve().parents[2]
-_BLOCK = re.compile(r"^```python\n(.*?)^```", re.DOTALL | re.MULTILINE)
+_BLOCK = re.compile(r"^(<!-- doc-test: skip: [^\n]+ -->\n)?```python\n(.*?)^```", re.DOTALL | re.MULTILINE)
 
 
 def _blocks(doc: Path) -> list[str]:
-    return _BLOCK.findall(doc.read_text(encoding="utf-8"))
+    return [body for skipped, body in _BLOCK.findall(doc.read_text(encoding="utf-8")) if not skipped]
 
 
 def _needs(providers: set[str]) -> None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import tempfile
 from pathlib import Path
 
@@ -19,7 +20,8 @@ from ..render import error_boundary
     default=None,
     metavar="FILE",
     type=click.Path(dir_okay=False),
-    help="Write the results JSON (with machine and driver facts) to FILE (a file, not stdout).",
+    help="Write the results JSON (with machine and driver facts) to FILE; - prints it on stdout (the summary then "
+    "goes to stderr).",
 )
 @click.option(
     "--plot",
@@ -27,7 +29,7 @@ from ..render import error_boundary
     default=None,
     metavar="DIR",
     type=click.Path(file_okay=False),
-    help="Write results.md and the PNG plots to DIR [default with --json: the JSON's folder].",
+    help="Write results.md and the PNG plots to DIR [default with --json FILE: the JSON's folder; none with --json -].",
 )
 @click.option("--quick", is_flag=True, help="Small sizes and few repeats (a smoke run, not a measurement).")
 @click.option(
@@ -58,21 +60,27 @@ def bench(
     re-load with changed arguments, copy-freedom and the Python layer's call against
     PyOpenCL / wgpu-py (highlevel). Medians and min-max over repeated runs; exit 1 if any item failed.
 
-    Nothing is written unless --json FILE or --plot DIR is given (make bench passes both)."""
+    Nothing is written unless --json FILE or --plot DIR is given (make bench passes both); --json - prints the
+    document on stdout, as `accel conformance --json -` does."""
     import accel_bench
 
+    to_stdout = json_path == "-"
     inventory = discover()
     entries = inventory.select_many(list(devices)) if devices else None
     with tempfile.TemporaryDirectory(prefix="accel-bench-") as scratch:
-        # --plot alone: the plots are made from a JSON document, kept only as long as the run.
-        target = json_path if json_path is not None else (str(Path(scratch) / "results.json") if plot_dir else None)
+        # --plot alone (or with --json -): the plots are made from a JSON document, kept only as long as the run.
+        scratch_json = str(Path(scratch) / "results.json") if plot_dir else None
+        target = scratch_json if json_path is None or to_stdout else json_path
         document = accel_bench.run(
             entries, target, plot_dir, quick=quick, families=inventory.families, items=list(only) or None
         )
     errors = sum(len(device["errors"]) for device in document["devices"])
-    written = [f"wrote {p}" for p in (json_path, plot_dir) if p is not None]
+    written = [f"wrote {p}" for p in (None if to_stdout else json_path, plot_dir) if p is not None]
     summary = f"{len(document['devices'])} devices, {errors} failed items"
-    if written:
+    if to_stdout:
+        click.echo(json.dumps(document, indent=1, sort_keys=False))
+        click.echo(f"{', '.join(written) or 'printed the JSON on stdout'}: {summary}", err=True)
+    elif written:
         click.echo(f"{', '.join(written)}: {summary}")
     else:
         click.echo(f"{summary}; nothing written (pass --json FILE and/or --plot DIR to keep the results)")

@@ -68,6 +68,7 @@ def _spirv_json(module: SpirvModule) -> dict[str, Any]:
                 "type": d.descriptor_type,
                 "access": d.access.name,
                 "element_bytes": d.array_stride,
+                "block_bytes": d.type.size if d.type is not None else None,
             }
             for d in module.descriptors
         ],
@@ -333,6 +334,16 @@ def _print_arguments(pkg: dict[str, Any]) -> None:
         out.print(table)
 
 
+def _element_bytes(descriptor: dict[str, Any]) -> str:
+    """A descriptor's element size as the table shows it: the trailing array's stride, a block without one as
+    a whole (a uniform block is one element), or ``-`` when the module says neither."""
+    if descriptor["element_bytes"] is not None:
+        return str(descriptor["element_bytes"])
+    if descriptor.get("block_bytes"):
+        return f"{descriptor['block_bytes']} (the whole block)"
+    return "-"
+
+
 def _print_module(section: dict[str, Any]) -> None:
     out = console()
     if "spirv" in section:
@@ -345,12 +356,13 @@ def _print_module(section: dict[str, Any]) -> None:
             size = tuple(e["local_size"]) if e["local_size"] else "not fixed"
             out.print(f"entry point {e['name']!r} ({e['execution_model']}), local size {size}")
             for p in e["parameters"]:
-                out.print(f"  param {p['index']}: storage class {p['storage_class']}, bytes {p['value_bytes']}")
+                where = f"storage class {p['storage_class']}" if p["storage_class"] is not None else "by value"
+                out.print(f"  param {p['index']}: {where}, bytes {p['value_bytes']}")
         if spirv["descriptors"]:
             table = Table("set", "binding", "name", "type", "access", "element bytes", title="descriptors")
             for d in spirv["descriptors"]:
                 table.add_row(
-                    str(d["set"]), str(d["binding"]), d["name"] or "", d["type"], d["access"], str(d["element_bytes"])
+                    str(d["set"]), str(d["binding"]), d["name"] or "", d["type"], d["access"], _element_bytes(d)
                 )
             out.print(table)
         if spirv["push_constant_bytes"]:
