@@ -1,16 +1,17 @@
 /* Thermal simulation step in the style of Rodinia's hotspot: a BLOCK_SIZE x BLOCK_SIZE tile in
- * __local memory, a "pyramid" of `iteration` time steps per launch (each launch computes the
- * inner (BLOCK_SIZE - 2*iteration)^2 cells of its tile), neighbours clamped at the chip's edges. */
+ * local memory (the qualifiers spelled without underscores, as Rodinia does), a "pyramid" of
+ * `iteration` time steps per launch (each launch computes the inner (BLOCK_SIZE - 2*iteration)^2
+ * cells of its tile), neighbours clamped at the chip's edges. */
 
 #define BLOCK_SIZE 16
 #define IN_RANGE(x, lo, hi) ((x) >= (lo) && (x) <= (hi))
 #define AMB_TEMP 80.0f
 
-__kernel __attribute__((reqd_work_group_size(BLOCK_SIZE, BLOCK_SIZE, 1)))
+kernel __attribute__((reqd_work_group_size(BLOCK_SIZE, BLOCK_SIZE, 1)))
 void hotspot(int iteration,
-             __global float *power,
-             __global float *temp_src,
-             __global float *temp_dst,
+             global float *power,
+             global float *temp_src,
+             global float *temp_dst,
              int grid_cols,
              int grid_rows,
              int border_cols,
@@ -21,9 +22,9 @@ void hotspot(int iteration,
              float Rz,
              float step)
 {
-    __local float temp_on_tile[BLOCK_SIZE][BLOCK_SIZE];
-    __local float power_on_tile[BLOCK_SIZE][BLOCK_SIZE];
-    __local float temp_next[BLOCK_SIZE][BLOCK_SIZE];
+    local float temp_on_tile[BLOCK_SIZE][BLOCK_SIZE];
+    local float power_on_tile[BLOCK_SIZE][BLOCK_SIZE];
+    local float temp_next[BLOCK_SIZE][BLOCK_SIZE];
 
     float step_div_cap = step / Cap;
     float Rx_1 = 1.0f / Rx;
