@@ -145,46 +145,66 @@ def _inside(extent: Any, diagnostic: Any) -> bool:
 _MAX_BODY_NODES = 200_000
 
 
-def _mentions_local_id(ci: Any, expression: Any, local_id_vars: set[str], budget: list[int]) -> bool:
-    for node in expression.walk_preorder():
-        budget[0] -= 1
-        if budget[0] < 0:
-            return False
-        if node.kind == ci.CursorKind.CALL_EXPR and node.spelling == "get_local_id":
-            return True
-        if node.kind == ci.CursorKind.DECL_REF_EXPR and node.referenced is not None:
-            if node.referenced.get_usr() in local_id_vars:
-                return True
-    return False
+def _plain(ci: Any, node: Any) -> Any:
+    """``node`` without the implicit casts and parentheses around it."""
+    while node.kind in (ci.CursorKind.UNEXPOSED_EXPR, ci.CursorKind.PAREN_EXPR, ci.CursorKind.CSTYLE_CAST_EXPR):
+        children = [c for c in node.get_children() if c.kind != ci.CursorKind.TYPE_REF]
+        if len(children) != 1:
+            break
+        node = children[0]
+    return node
 
 
-def _indexed_by_local_id(ci: Any, kernel: Any) -> set[int]:
-    """Indexes of the ``__local`` pointer parameters the body subscripts with an expression that uses
-    ``get_local_id`` (directly or through a variable initialised from it): such a buffer needs an element
-    per work-item. Bounded by :data:`_MAX_BODY_NODES`."""
+def _local_id_axis(ci: Any, node: Any, axes: dict[str, int]) -> int | None:
+    """The axis D when ``node`` is exactly ``get_local_id(D)`` (a literal D) or a variable set exactly to it."""
+    node = _plain(ci, node)
+    if node.kind == ci.CursorKind.CALL_EXPR and node.spelling == "get_local_id":
+        arguments = list(node.get_arguments())
+        if len(arguments) == 1:
+            literal = _plain(ci, arguments[0])
+            if literal.kind == ci.CursorKind.INTEGER_LITERAL:
+                tokens = [t.spelling for t in literal.get_tokens()]
+                text = tokens[0].rstrip("uUlL") if tokens else ""
+                if text.isdecimal() and int(text) < 3:
+                    return int(text)
+        return None
+    if node.kind == ci.CursorKind.DECL_REF_EXPR and node.referenced is not None:
+        return axes.get(node.referenced.get_usr())
+    return None
+
+
+def _indexed_by_local_id(ci: Any, kernel: Any) -> dict[int, list[int]]:
+    """The ``__local`` pointer parameters the body subscripts with exactly a work-item's local id on an axis
+    (``scratch[get_local_id(0)]``, or ``scratch[lid]`` with ``int lid = get_local_id(0);``), with those axes:
+    such a buffer needs as many elements as the work-group has on that axis. A subscript computed otherwise
+    (``s[ly * 16 + lx]``, ``s[lid / 32]``) says nothing. Bounded by :data:`_MAX_BODY_NODES`."""
     parameters = {a.get_usr(): number for number, a in enumerate(kernel.get_arguments())}
-    local_id_vars: set[str] = set()
-    found: set[int] = set()
-    budget = [_MAX_BODY_NODES]
+    axes: dict[str, int] = {}
+    found: dict[int, list[int]] = {}
+    budget = _MAX_BODY_NODES
     for node in kernel.walk_preorder():
-        budget[0] -= 1
-        if budget[0] < 0:
+        budget -= 1
+        if budget < 0:
             break
         if node.kind == ci.CursorKind.VAR_DECL:
-            if _mentions_local_id(ci, node, local_id_vars, budget):
-                local_id_vars.add(node.get_usr())
+            initial = [c for c in node.get_children() if c.kind != ci.CursorKind.TYPE_REF]
+            if len(initial) == 1:
+                axis = _local_id_axis(ci, initial[0], axes)
+                if axis is not None:
+                    axes[node.get_usr()] = axis
         elif node.kind == ci.CursorKind.ARRAY_SUBSCRIPT_EXPR:
             children = list(node.get_children())
             if len(children) != 2:
                 continue
-            base = next(
-                (n for n in children[0].walk_preorder() if n.kind == ci.CursorKind.DECL_REF_EXPR),
-                None,
-            )
-            if base is None or base.referenced is None or base.referenced.get_usr() not in parameters:
+            base = _plain(ci, children[0])
+            if base.kind != ci.CursorKind.DECL_REF_EXPR or base.referenced is None:
                 continue
-            if _mentions_local_id(ci, children[1], local_id_vars, budget):
-                found.add(parameters[base.referenced.get_usr()])
+            number = parameters.get(base.referenced.get_usr())
+            axis = _local_id_axis(ci, children[1], axes)
+            if number is not None and axis is not None:
+                found.setdefault(number, [])
+                if axis not in found[number]:
+                    found[number].append(axis)
     return found
 
 
@@ -299,8 +319,8 @@ def _reflect(request: dict[str, Any]) -> dict[str, Any]:
                     break
             parameters.append(entry)
         if request.get("bodies") and any(p["address_space"] == "local" for p in parameters):
-            for index_ in _indexed_by_local_id(ci, cursor):
-                parameters[index_]["local_id_indexed"] = True
+            for index_, axes in _indexed_by_local_id(ci, cursor).items():
+                parameters[index_]["local_id_axes"] = sorted(axes)
         kernels.append({"name": cursor.spelling, "parameters": parameters, "required_local_size": required})
     return {"kernels": kernels, "errors": answer_errors}
 

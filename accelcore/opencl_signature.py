@@ -111,9 +111,9 @@ class OpenCLParameter:
     unknown: str = ""
     opaque: str = ""
     """image2d, sampler, ...: an argument this project cannot bind ('' for data)."""
-    local_id_indexed: bool = False
-    """A ``__local`` pointer the kernel subscripts with ``get_local_id`` (or a variable set from it): it needs
-    an element per work-item of the work-group."""
+    local_id_axes: tuple[int, ...] = ()
+    """The axes D of the ``get_local_id(D)`` a ``__local`` pointer is subscripted with, exactly (``s[lid]`` with
+    ``int lid = get_local_id(0);``): it needs as many elements as the work-group has on each."""
 
     @property
     def is_buffer(self) -> bool:
@@ -383,7 +383,7 @@ def _parameter(node: dict[str, Any]) -> OpenCLParameter:
         layout,
         unknown,
         opaque,
-        bool(node.get("local_id_indexed")),
+        tuple(int(a) for a in node.get("local_id_axes") or () if isinstance(a, int) and 0 <= a < 3),
     )
 
 

@@ -408,21 +408,21 @@ def _opencl(
 def _check_local_id_scratch(
     kernel: OpenCLKernel, size: tuple[int, int, int], records: Sequence[KernelArgument]
 ) -> None:
-    """A ``__local`` argument the kernel indexes by ``get_local_id`` needs an element per work-item: a smaller
-    size is refused (Intel's runtime and rusticl crashed the process writing past a 4-byte one). Unchecked when
-    the driver chooses the work-group size (``ANY_LOCAL_SIZE``)."""
+    """A ``__local`` argument the kernel subscripts with exactly ``get_local_id(D)`` needs as many elements as the
+    work-group has on axis D: a smaller size is refused (Intel's runtime and rusticl crashed the process writing
+    past a 4-byte one). Unchecked when the driver chooses the work-group size (``ANY_LOCAL_SIZE``)."""
     if size == ANY_LOCAL_SIZE:
         return
-    items = size[0] * size[1] * size[2]
     given = {r.index: r.local_bytes for r in records if r.kind is ArgumentKind.LOCAL}
     for param in kernel.parameters:
         element = param.element_bytes
-        if not param.local_id_indexed or element is None or param.index not in given:
+        if not param.local_id_axes or element is None or param.index not in given:
             continue
-        if given[param.index] < items * element:
+        axis = max(param.local_id_axes, key=lambda a: size[a])
+        if given[param.index] < size[axis] * element:
             raise _invalid(
-                f"{param.label} is indexed by get_local_id in the kernel, so a work-group of {items} items "
-                f"{tuple(size)} needs at least {items * element} bytes of it ({items} x {element}); "
+                f"{param.label} is indexed by get_local_id({axis}) in the kernel, so a work-group of {tuple(size)} "
+                f"needs at least {size[axis] * element} bytes of it ({size[axis]} x {element}); "
                 f"it was given {given[param.index]} bytes"
             )
 
@@ -569,8 +569,8 @@ def _specializations(
     local_size: tuple[int, int, int] | None,
 ) -> tuple[tuple[SpecConstant, ...], tuple[int, int, int]]:
     """The package's spec constants and the local size the pipeline will really have."""
-    declared = {s.spec_id: s for s in module.spec_constants}
-    names = {s.spec_id: s.name or "" for s in module.spec_constants}
+    declared = {s.spec_id: module.spec_constant(s.spec_id) or s for s in module.spec_constants}
+    names = {spec_id: s.name or "" for spec_id, s in declared.items()}
     chosen: dict[int, SpecConstant] = {}
     for key, value in (spec_constants or {}).items():
         spec_id = lookup(key, names, "specialization constant", index_word="SpecId")

@@ -686,11 +686,10 @@ class SpirvModule:
         raise BackendError(ErrorKind.INVALID_ARGUMENT, f"SPIR-V module has no compute entry point {name!r} ({names})")
 
     def spec_constant(self, spec_id: int) -> SpecConstant | None:
-        """The first specialization constant with SpecId ``spec_id``, or None."""
-        for constant in self.spec_constants:
-            if constant.spec_id == spec_id:
-                return constant
-        return None
+        """The specialization constant with SpecId ``spec_id`` (the first with a name where several share it:
+        glslang adds an unnamed one when ``local_size_x_id`` names a ``constant_id`` too), or None."""
+        found = [constant for constant in self.spec_constants if constant.spec_id == spec_id]
+        return next((c for c in found if c.name), found[0] if found else None)
 
     def descriptor(self, binding: int, set: int = 0) -> Descriptor | None:
         for descriptor in self.descriptors:

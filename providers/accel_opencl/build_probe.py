@@ -87,7 +87,12 @@ def _build(cl: Any, device: Any, context: Any, source: str, entry_point: str, op
             log = str(program.get_build_info(device, cl.program_build_info.LOG)).strip()
         except cl.Error:
             log = "(no build log)"
-        return {"ok": False, "status": int(exc.code), "call": "clBuildProgram", "log": log[-4000:]}
+        return {
+            "ok": False,
+            "status": int(exc.code),
+            "call": "clBuildProgram",
+            "log": log if len(log) <= 4000 else log[:3000] + "\n[...]\n" + log[-1000:],
+        }
     try:
         _cl.Kernel(program, entry_point)
     except cl.Error:

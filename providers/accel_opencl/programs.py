@@ -67,6 +67,12 @@ NO_IL = (
 )
 
 
+def _log_excerpt(log: str) -> str:
+    """A build log for a message: whole up to 4,000 characters, else its head (the first diagnostics name the
+    cause) and its tail."""
+    return log if len(log) <= 4000 else f"{log[:3000]}\n[... {len(log) - 4000} characters ...]\n{log[-1000:]}"
+
+
 @dataclass(slots=True)
 class BuiltProgram:
     """A built native program and its kernel, before the handle wraps them."""
@@ -333,7 +339,7 @@ class ProgramLoader:
             raise error_from_status(
                 int(exc.code),
                 "clBuildProgram",
-                f"building the {what} failed with options {options!r}; build log:\n{log[-4000:]}",
+                f"building the {what} failed with options {options!r}; build log:\n{_log_excerpt(log)}",
             ) from None
 
     def _binary_of(self, native: Any) -> bytes:

@@ -343,9 +343,14 @@ def _scalar_of(spirv_type: SpirvType) -> ScalarType | None:
 
 
 def _spec_values(package: KernelPackage, module: SpirvModule) -> dict[int, SpecConstant]:
-    declared = {constant.spec_id: constant for constant in module.spec_constants}
+    declared = {
+        constant.spec_id: module.spec_constant(constant.spec_id) or constant for constant in module.spec_constants
+    }
     for spec in package.spec_constants:
         found = declared.get(spec.spec_id)
+        twins = {_scalar_of(c.type) for c in module.spec_constants if c.spec_id == spec.spec_id}
+        if found is not None and spec.value_type.scalar in twins:
+            continue  # one SpecId, several constants (a named one and glslang's local-size twin): same bytes
         if found is None:
             listed = ", ".join(str(i) for i in sorted(declared)) or "none"
             raise _incompatible(

@@ -142,7 +142,7 @@ def test_mismatched_arrays_are_refused_before_anything_runs(entry, files: Path) 
             "float64 for a float buffer": ({"x": x.astype(np.float64), "y": y}, "declares f32 elements .* float64"),
             "int32 for a float buffer": ({"x": x.view(np.int32), "y": y}, "declares f32 elements .* int32"),
             "read-only array the kernel writes": ({"x": x, "y": _readonly(y)}, "read-only, but the kernel writes"),
-            "not contiguous": ({"x": x, "y": np.zeros(2 * x.size, np.float32)[::2]}, "not C-contiguous"),
+            "not contiguous": ({"x": x, "y": np.zeros(2 * x.size, np.float32)[::2]}, "is not contiguous"),
         }
         for name, (arrays, message) in cases.items():
             with pytest.raises(BackendError, match=message) as info:

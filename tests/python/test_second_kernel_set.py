@@ -269,15 +269,11 @@ def test_hotspot_cli(entry: Any, tmp_path: Path) -> None:
 BACKPROP_RTOL = 20 * EPS32  # sums of 16 positive products (a tree of 4 levels) and a*b*c + d*e of positives
 
 
-BACKPROP_LOCAL_ID_SCRATCH = (
-    "project defect (since b6d4ff4): input_node[ty] is indexed by get_local_id(1) only, so it needs HEIGHT = 16 "
-    "elements, as Rodinia's host gives it; the check counts one element per work-item of the whole 16 x 16 group "
-    "(1,024 bytes) for any subscript that mentions get_local_id and refuses the 64 bytes (INVALID_ARGUMENT)"
-)
+# input_node[ty] is indexed by get_local_id(1) only: it needs HEIGHT = 16 elements, as Rodinia's host gives it
+# (the __local check once counted the whole 16 x 16 group and refused it).
 
 
 @opencl
-@pytest.mark.xfail(strict=True, raises=ac.BackendError, reason=BACKPROP_LOCAL_ID_SCRATCH)
 def test_backprop_python(entry: Any) -> None:
     d = REF.make_backprop()
     want = REF.expected_backprop(d)
@@ -307,7 +303,6 @@ def test_backprop_python(entry: Any) -> None:
 
 
 @opencl
-@pytest.mark.xfail(strict=True, raises=CliFailed, reason=BACKPROP_LOCAL_ID_SCRATCH)
 def test_backprop_cli(entry: Any, tmp_path: Path) -> None:
     d = REF.make_backprop()
     want = REF.expected_backprop(d)
@@ -840,21 +835,16 @@ def _nbody_check(got: np.ndarray, d: dict[str, Any]) -> None:
     np.testing.assert_allclose(change, want_change, rtol=0, atol=1e-4 * float(np.abs(want_change).max()))
 
 
-SPEC_NAME_LOST = (
-    "project defect: a specialization constant that also sets the work-group size (layout(local_size_x_id = N) "
-    "with layout(constant_id = N) const ... NAME) cannot be named: glslang emits a second, unnamed OpSpecConstant "
-    "with the same SpecId for gl_WorkGroupSize, and accelcore.pack._specializations keeps the last name per SpecId "
-    "('', not NAME), so spec={NAME: ...} / --spec NAME=... is refused ('the module has no specialization constant')"
-)
+# A specialization constant that also sets the work-group size (local_size_x_id = N with constant_id = N) is
+# named although glslang adds an unnamed twin with the same SpecId (it once was not: the twin's '' won).
 
 
 def _nbody_spec_by_id(spec: dict[str, Any]) -> dict[Any, Any]:
-    """The workaround for SPEC_NAME_LOST: SHARED_DATA_SIZE by its SpecId."""
+    """SHARED_DATA_SIZE by its SpecId (by name works too)."""
     return {0 if k == "SHARED_DATA_SIZE" else k: v for k, v in spec.items()}
 
 
 @vulkan
-@pytest.mark.xfail(strict=True, raises=ac.BackendError, reason=SPEC_NAME_LOST)
 def test_nbody_python(entry: Any) -> None:
     d = REF.make_nbody()
     particles = d["particles"].copy()
@@ -875,7 +865,6 @@ def test_nbody_python_with_the_work_group_constant_by_spec_id(entry: Any) -> Non
 
 
 @vulkan
-@pytest.mark.xfail(strict=True, raises=CliFailed, reason=SPEC_NAME_LOST)
 def test_nbody_cli(entry: Any, tmp_path: Path) -> None:
     _nbody_cli(entry, tmp_path, REF.make_nbody()["spec"])
 
@@ -1020,12 +1009,11 @@ def _vec4_rows(matrix: np.ndarray) -> np.ndarray:
 
 
 def _matmul_spec_by_id(spec: dict[str, Any]) -> dict[Any, Any]:
-    """The workaround for SPEC_NAME_LOST: WG_X and WG_Y by their SpecIds."""
+    """WG_X and WG_Y by their SpecIds (by name works too)."""
     return {{"WG_X": 3, "WG_Y": 4}.get(k, k): v for k, v in spec.items()}
 
 
 @vulkan
-@pytest.mark.xfail(strict=True, raises=ac.BackendError, reason=SPEC_NAME_LOST)
 def test_matmul_python(entry: Any) -> None:
     _matmul_python(entry, REF.make_matmul()["spec"])
 
@@ -1046,7 +1034,6 @@ def _matmul_python(entry: Any, spec_values: dict[Any, Any]) -> None:
 
 
 @vulkan
-@pytest.mark.xfail(strict=True, raises=CliFailed, reason=SPEC_NAME_LOST)
 def test_matmul_cli(entry: Any, tmp_path: Path) -> None:
     _matmul_cli(entry, tmp_path, REF.make_matmul()["spec"])
 
@@ -1088,13 +1075,6 @@ def test_matmul_a_row_major_matrix_for_a_vec4_buffer_is_refused_naming_the_shape
 
 
 @vulkan
-@pytest.mark.xfail(
-    strict=True,
-    reason="project defect: x is the only member of all three blocks (InputA, InputB, Output, as uVkCompute "
-    "writes them); the Python layer binds x= silently to the last one (outputO) and, for k(x=A, inputB=B, "
-    "outputO=C), says 'argument outputO is given twice (by position and by name)'; accel run refuses --bind x= "
-    "('the kernel has no buffer called x'). An ambiguous name should be refused, naming the candidates",
-)
 def test_matmul_a_member_name_shared_by_three_blocks_is_refused_as_ambiguous(entry: Any) -> None:
     d = REF.make_matmul()
     spec = _matmul_spec_by_id(d["spec"])
@@ -1111,9 +1091,9 @@ def test_matmul_a_member_name_shared_by_three_blocks_is_refused_as_ambiguous(ent
 @opencl
 def test_sgemm_with_fortran_ordered_matrices(entry: Any) -> None:
     """Parboil's matrices are column-major; in numpy that is Fortran order. An F-ordered array is refused (the
-    kernel sees flat memory); its ``.T`` is the C-ordered view of the same bytes and gives the right answer. (The
-    refusal suggests ``np.ascontiguousarray(...)``, which would reorder the bytes row-major and give a wrong
-    product here; see the report.)"""
+    kernel sees flat memory); its ``.T`` is the C-ordered view of the same bytes and gives the right answer. The
+    refusal names both that and ``np.ascontiguousarray(x)``, which reorders the bytes row-major (a wrong product
+    for this column-major kernel), saying which is which."""
     d = REF.make_sgemm()
     m, n, k = d["m"], d["n"], d["k"]
     a_mk, b_nk, c_mn = (np.asfortranarray(d[x].T) for x in "ABC")  # m x k, n x k, m x n: column-major
@@ -1121,7 +1101,7 @@ def test_sgemm_with_fortran_ordered_matrices(entry: Any) -> None:
         sgemm = dev.kernel(DATA / "sgemm_parboil.cl")
         with raises_kind(ErrorKind.INVALID_ARGUMENT) as info:
             sgemm(a_mk, m, b_nk, n, c_mn, m, k, d["alpha"], d["beta"], global_size=(m // 128 * 16, n // 16 * 8))
-        assert "argument A is not C-contiguous" in str(info.value)
+        assert "argument A is Fortran-ordered (column-major)" in str(info.value) and "x.T" in str(info.value)
         c = c_mn.T.copy()  # C-ordered (n, m): the column-major m x n bytes
         sgemm(a_mk.T, m, b_nk.T, n, c, m, k, d["alpha"], d["beta"], global_size=(m // 128 * 16, n // 16 * 8))
     np.testing.assert_allclose(c, REF.expected_sgemm(d)["C"], rtol=SGEMM_RTOL)
