@@ -267,7 +267,7 @@ def encode_value(vtype: ValueType, value: object, what: str = "value") -> bytes:
     if isinstance(value, np.ndarray):
         if value.dtype != vtype.scalar.numpy_dtype:
             raise _invalid(f"{what} declares {vtype} but was given a numpy array of {value.dtype}")
-        value = list(value.reshape(-1))
+        value = value[()] if value.ndim == 0 else list(value.reshape(-1))  # a 0-d array is its one value
     if vtype.lanes == 1:
         if isinstance(value, (list, tuple)):
             raise _invalid(f"{what} declares the scalar {vtype} but was given {len(value)} values")

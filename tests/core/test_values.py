@@ -108,3 +108,16 @@ def test_decode_round_trip() -> None:
     vtype = ValueType(ScalarType.I32, 2)
     assert decode_value(vtype, encode_value(vtype, [-5, 7])) == [-5, 7]
     assert decode_value(ValueType(ScalarType.F32), encode_value(ValueType(ScalarType.F32), 2.5)) == 2.5
+
+
+def test_a_zero_dimensional_array_of_the_declared_dtype_is_its_value() -> None:
+    import numpy as np
+
+    from accelcore.values import ScalarType, ValueType, encode_value
+
+    f32 = ValueType(ScalarType.F32)
+    assert encode_value(f32, np.array(30.0, np.float32)) == encode_value(f32, np.float32(30.0))
+    with pytest.raises(BackendError, match="numpy array of float64"):
+        encode_value(f32, np.array(30.0))
+    with pytest.raises(BackendError, match="declares the scalar f32 but was given 2 values"):
+        encode_value(f32, np.array([1, 2], np.float32))
