@@ -5,8 +5,10 @@ Grammar (case-insensitive everywhere)::
     PROVIDER            vulkan              every device of that provider
     PROVIDER:INDEX      opencl:1            the device's stable index within its provider
     PROVIDER:UUID       vulkan:6c1b...e2    32 hex digits, dashes optional
-    PROVIDER:GLOB       opencl:*pocl*       fnmatch glob over the device name or the
-                                            provider's short tag for it (pocl, rusticl, nvidia)
+    PROVIDER:GLOB       opencl:*pocl*       fnmatch glob over the device name, the provider's
+                                            short tag for it (pocl, rusticl, intel) or one of
+                                            its aliases (``native["aliases"]``, comma-separated:
+                                            lavapipe for Mesa's llvmpipe Vulkan device)
     GLOB                *llvmpipe*          the same glob across every provider
     UUID                6c1b...e2           a UUID across every provider
 
@@ -95,8 +97,10 @@ class Selector:
         if fnmatch.fnmatchcase(device.name.lower(), self.pattern):
             return True
         native = getattr(device, "native", None)
-        tag = native.get("tag") if isinstance(native, Mapping) else None
-        return bool(tag) and fnmatch.fnmatchcase(str(tag).lower(), self.pattern)
+        if not isinstance(native, Mapping):
+            return False
+        names = [str(native.get("tag") or ""), *str(native.get("aliases") or "").split(",")]
+        return any(name and fnmatch.fnmatchcase(name.strip().lower(), self.pattern) for name in names)
 
 
 def parse_selector(text: str) -> Selector:

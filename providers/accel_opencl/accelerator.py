@@ -166,6 +166,10 @@ class OpenCLAccelerator:
     """Sub-buffers a buffer keeps (its first distinct bound ranges, see ``OpenCLBuffer.views``); a
     submission binding any other range makes its own, released with its event."""
 
+    interruptible_wait = True
+    """:meth:`wait_event` lets Ctrl-C reach the main thread at once: its ``clWaitForEvents`` runs on a helper
+    thread there (:func:`.gating.wait_for_event`), so the engine calls it directly."""
+
     def __init__(self, native: NativeDevice) -> None:
         self._cl = load_pyopencl()
         self._native = native

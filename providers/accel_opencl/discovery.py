@@ -4,7 +4,10 @@ Discovery imports pyopencl lazily and raises
 :class:`~accelcore.registry.ProviderUnavailable` (with the fix) when the
 binding or the ICD loader is missing. Platforms without devices (Mesa's
 Clover here) are skipped. Device indices count devices across platforms in
-ICD order, so they are stable for one machine and driver set. Nothing here
+ICD order, so they are stable for one machine and driver set, and shift when an
+ICD is added, removed or broken; a device's UUID does not (the driver's
+``CL_DEVICE_UUID_KHR``, else :func:`derived_uuid` from its own answers), and a
+provider instance finds its device by that UUID. Nothing here
 changes the environment: rusticl shows its llvmpipe device only when
 ``RUSTICL_ENABLE=swrast`` was set before the first enumeration.
 """
@@ -87,31 +90,44 @@ class NativeDevice:
         return (str(self.index), f.platform_name, f.device_name, f.driver_version)
 
 
-def _device_uuid(cl: Any, device: Any, fingerprint: DeviceFingerprint, index: int) -> tuple[bytes, str]:
-    """CL_DEVICE_UUID_KHR when the device offers cl_khr_device_uuid, else a documented hash."""
-    extensions = str(device.extensions).split()
-    if "cl_khr_device_uuid" in extensions:
-        try:
-            raw = device.get_info(0x106A)  # CL_DEVICE_UUID_KHR
-            value = bytes(raw)
-            if len(value) == 16:
-                return value, "CL_DEVICE_UUID_KHR"
-        except (cl.Error, TypeError, ValueError):
-            pass
-    text = "\0".join(
-        (
-            fingerprint.platform_name,
-            str(fingerprint.vendor_id),
-            fingerprint.device_name,
-            fingerprint.driver_version,
-            str(index),
-        )
-    )
-    return hashlib.sha256(text.encode("utf-8")).digest()[:16], "sha256(platform, vendor, name, driver, index)"
+DERIVED_UUID_SOURCE = "sha256(platform name, vendor, version; device name, vendor id, driver version)"
+"""How a UUID is derived for a device that reports no ``CL_DEVICE_UUID_KHR`` (``uuid_source``)."""
+
+
+def _reported_uuid(cl: Any, device: Any) -> bytes | None:
+    """CL_DEVICE_UUID_KHR when the device offers cl_khr_device_uuid (16 bytes), else None."""
+    if "cl_khr_device_uuid" not in str(device.extensions).split():
+        return None
+    try:
+        value = bytes(device.get_info(0x106A))  # CL_DEVICE_UUID_KHR
+    except (cl.Error, TypeError, ValueError):
+        return None
+    return value if len(value) == 16 else None
+
+
+def derived_uuid(
+    platform_name: str, platform_vendor: str, platform_version: str, fingerprint: DeviceFingerprint, repeat: int = 0
+) -> bytes:
+    """The UUID of a device without ``CL_DEVICE_UUID_KHR``: the first 16 bytes of the SHA-256 of what the
+    driver reports about it (:data:`DERIVED_UUID_SOURCE`), joined by NUL, never its enumeration index, so
+    a device keeps its UUID when another ICD is added, removed or broken. ``repeat`` n > 0 (the n-th further
+    device answering exactly the same, e.g. two identical GPUs without the extension) appends ``#n``."""
+    parts = [
+        platform_name,
+        platform_vendor,
+        platform_version,
+        fingerprint.device_name,
+        str(fingerprint.vendor_id),
+        fingerprint.driver_version,
+    ]
+    if repeat:
+        parts.append(f"#{repeat}")
+    return hashlib.sha256("\0".join(parts).encode("utf-8")).digest()[:16]
 
 
 def list_devices() -> list[NativeDevice]:
-    """Every device of every non-empty platform, in ICD order."""
+    """Every device of every non-empty platform, in ICD order; each device's UUID is the one it reports
+    (``CL_DEVICE_UUID_KHR``) or :func:`derived_uuid` from its answers, whatever its index."""
     cl = load_pyopencl()
     try:
         platforms = cl.get_platforms()
@@ -120,6 +136,7 @@ def list_devices() -> list[NativeDevice]:
             return []
         raise ProviderUnavailable(PROVIDER, f"clGetPlatformIDs failed: {exc}") from None
     found: list[NativeDevice] = []
+    seen: dict[bytes, int] = {}
     for platform in platforms:
         try:
             devices = platform.get_devices()
@@ -136,7 +153,18 @@ def list_devices() -> list[NativeDevice]:
                 vendor_id=int(device.vendor_id),
                 address_bits=int(device.address_bits),
             )
-            uuid, source = _device_uuid(cl, device, fingerprint, index)
+            reported = _reported_uuid(cl, device)
+            if reported is not None:
+                uuid, source = reported, "CL_DEVICE_UUID_KHR"
+            else:
+                vendor = str(platform.vendor)
+                first = derived_uuid(fingerprint.platform_name, vendor, fingerprint.platform_version, fingerprint)
+                repeat = seen.get(first, 0)
+                seen[first] = repeat + 1
+                uuid = derived_uuid(
+                    fingerprint.platform_name, vendor, fingerprint.platform_version, fingerprint, repeat
+                )
+                source = DERIVED_UUID_SOURCE
             found.append(NativeDevice(index, platform, device, fingerprint, uuid, source))
     return found
 
@@ -215,6 +243,7 @@ def to_entry(native: NativeDevice) -> DeviceEntry:
         uuid=native.uuid,
         native={
             "platform": f.platform_name,
+            "platform_vendor": str(_answer(native.platform, "vendor") or ""),
             "platform_version": f.platform_version,
             "device_version": f.device_version,
             "driver_version": f.driver_version,
@@ -230,12 +259,17 @@ def to_entry(native: NativeDevice) -> DeviceEntry:
 
 
 def find_device(entry: DeviceEntry) -> NativeDevice:
-    """The device ``entry`` names; ProviderUnavailable if it is gone or changed."""
-    for native in list_devices():
+    """The device ``entry`` names, found by its UUID (so a device whose index shifted since discovery is
+    still found; of several with that UUID, the one at its index, else the first); ProviderUnavailable if
+    no device has it any more."""
+    devices = list_devices()
+    same = [native for native in devices if native.uuid == entry.uuid]
+    for native in same:
         if native.index == entry.index:
-            if native.uuid != entry.uuid:
-                raise ProviderUnavailable(
-                    PROVIDER, f"device {entry.device_id} changed since discovery ({native.name!r} now)"
-                )
             return native
+    if same:
+        return same[0]
+    now = next((native.name for native in devices if native.index == entry.index), None)
+    if now is not None:
+        raise ProviderUnavailable(PROVIDER, f"device {entry.device_id} changed since discovery ({now!r} now)")
     raise ProviderUnavailable(PROVIDER, f"device {entry.device_id} ({entry.name!r}) is no longer present")

@@ -68,6 +68,7 @@ import numpy as np
 
 from accelcore import BackendError, ErrorKind, EventState
 from accelcore.refusals import cancellation_lost
+from accelcore.waiting import call_interruptibly
 
 from .errors import cl_error, error_from_status, native_errors
 
@@ -85,6 +86,7 @@ __all__ = [
     "Submission",
     "callbacks_pending",
     "quiesce_callbacks",
+    "wait_for_event",
 ]
 
 _CL_COMPLETE = 0
@@ -107,6 +109,70 @@ _callbacks_pending = 0
 """Callbacks armed whose Python side has not finished (process-wide; under ``_callbacks_lock``)."""
 _exiting = False
 """Set by the exit hook: no new callback is armed, and one that runs does not pump."""
+
+
+_loader: Any = None
+"""(clWaitForEvents, clRetainEvent, clReleaseEvent) of the OpenCL ICD loader pyopencl itself loaded, through
+ctypes (None: not looked up yet; False: not available)."""
+
+
+def _ctypes_loader() -> Any:
+    global _loader
+    if _loader is None:
+        import ctypes
+        import glob
+        import os
+
+        import pyopencl
+
+        here = os.path.dirname(pyopencl.__file__)
+        found = sorted(glob.glob(os.path.join(here, ".libs", "libOpenCL*.so*")))  # the wheel's own loader
+        try:
+            library = ctypes.CDLL(found[0] if found else "libOpenCL.so.1")
+            wait, retain, release = library.clWaitForEvents, library.clRetainEvent, library.clReleaseEvent
+        except (OSError, AttributeError):
+            _loader = False
+        else:
+            wait.argtypes, wait.restype = (ctypes.c_uint32, ctypes.POINTER(ctypes.c_void_p)), ctypes.c_int32
+            for function in (retain, release):
+                function.argtypes, function.restype = (ctypes.c_void_p,), ctypes.c_int32
+            _loader = (wait, retain, release, ctypes.c_void_p)
+    return _loader
+
+
+def _wait_native(loader: Any, pointer: int) -> None:
+    """Block in ``clWaitForEvents`` on a retained native event, then release it (nothing of Python's held)."""
+    wait, _, release, c_void_p = loader
+    try:
+        wait(1, c_void_p(pointer))
+    finally:
+        release(pointer)
+
+
+def wait_for_event(event: Any, errors: Any) -> None:
+    """``clWaitForEvents`` on one pyopencl event, so that Ctrl-C still reaches a caller on the main thread;
+    its error status is not raised (the caller's read or ``poll_event`` reports it).
+
+    ``clWaitForEvents`` does not return to Python until the kernel ends, so the wait runs through
+    :func:`accelcore.waiting.call_interruptibly`: on the main thread a helper thread blocks in it while the
+    caller waits in slices and sees ``KeyboardInterrupt`` at once. What the helper holds is only the native
+    event, retained, through ctypes (the ICD loader pyopencl loaded): no Python object of the provider, so an
+    interrupted caller's queue, buffers and events are released as usual, and a thread left blocked there by
+    a kernel that outlives the interpreter ends quietly (CPython ends it with ``pthread_exit`` when it takes the
+    GIL back; inside pyopencl's nanobind ``Event.wait`` that unwinds through a ``noexcept`` frame and aborts:
+    "terminate called without an active exception", seen 2026-12-04). Falls back to ``Event.wait`` on the
+    calling thread where the loader cannot be opened.
+    """
+    loader = _ctypes_loader()
+    if not loader:
+        try:
+            event.wait()
+        except errors:
+            pass
+        return
+    pointer = int(event.int_ptr)
+    loader[1](pointer)  # clRetainEvent: the helper's own reference, released when its wait returns
+    call_interruptibly(_wait_native, loader, pointer)
 
 
 def callbacks_pending() -> int:
@@ -663,10 +729,7 @@ class QueueGates:
                 watch = marker.event
         if watch is None:
             return False
-        try:
-            watch.wait()
-        except self._errors:
-            pass  # the kernel ended with an error status: the read below or poll_event reports it
+        wait_for_event(watch, self._errors)
         with self._lock:
             if submission.phase is Phase.RELEASED:
                 try:

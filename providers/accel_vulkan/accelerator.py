@@ -81,6 +81,14 @@ if TYPE_CHECKING:
 T = TypeVar("T")
 _LIVE = HandleState.LIVE
 
+CLOSE_WAIT_S = 2.0
+"""How long :meth:`VulkanAccelerator.close` waits for a context's batches to end before it abandons the
+context (a kernel still running then keeps its ``VkDevice`` alive until the process exits)."""
+
+ABANDONED: list[tuple[Any, tuple[VulkanContext, ...], tuple[Any, ...]]] = []
+"""(instance, contexts, their live handles) of every close that abandoned a context whose device was still
+running a batch: referenced here so nothing of them is ever destroyed while the process runs."""
+
 
 class VulkanAccelerator:
     """The contract over one Vulkan physical device.
@@ -96,6 +104,10 @@ class VulkanAccelerator:
     pipelines only on a queue submission frees it now (None → only where the
     driver is known to, Mesa lavapipe: :func:`~accel_vulkan.context.defers_pipeline_destroy`).
     """
+
+    interruptible_wait = True
+    """:meth:`wait_event` blocks in slices of :data:`~accel_vulkan.submission.WAIT_SLICE_NS`, returning to
+    Python in between (:class:`accelcore.waiting.EventWaiter`): the engine calls it on the main thread too."""
 
     def __init__(
         self,
@@ -622,37 +634,59 @@ class VulkanAccelerator:
     def close(self) -> None:
         """Wait for every device, destroy whatever is still live (child before parent), then its devices.
 
-        The shared ``VkInstance`` stays alive. Idempotent. Handles still held by callers become unusable.
+        A context whose device still runs a batch :data:`CLOSE_WAIT_S` after the close began (a kernel
+        that runs away; the device cannot preempt it) is *abandoned*: nothing of it is destroyed (a
+        ``VkDevice`` may not be destroyed while its queue works), its objects stay referenced in
+        :data:`ABANDONED` until the process ends, and this instance keeps its hold on the shared
+        ``VkInstance`` so the exit hook leaves that to the OS too. The close itself returns. The shared
+        ``VkInstance`` stays alive. Idempotent. Handles still held by callers become unusable.
         """
         with self._lock:
             if self._closed:
                 return
+            abandoned: list[VulkanContext] = []
             try:
-                for ctx in self._contexts:
+                until = time.monotonic_ns() + int(CLOSE_WAIT_S * 1e9)
+                for event in list(self._live["event"]):
+                    ctx = event.queue.context
+                    if ctx not in abandoned and not submission.settle(event, until):
+                        abandoned.append(ctx)
+                kept = [ctx for ctx in self._contexts if ctx not in abandoned]
+                for ctx in kept:
                     native("vkDeviceWaitIdle", ctx.device)
                 for event in list(self._live["event"]):
-                    submission.finish(event, EventState.CANCELLED)
-                    self._drop(event, keep=False)
-                for ctx in self._contexts:
+                    if event.queue.context in kept:
+                        submission.finish(event, EventState.CANCELLED)
+                        self._drop(event, keep=False)
+                for ctx in kept:
                     submission.forget_all(ctx, self._ledger)
                 for queue in list(self._live["queue"]):
-                    submission.destroy_queue(queue, self._ledger)
-                    self._forget(queue)
+                    if queue.context in kept:
+                        submission.destroy_queue(queue, self._ledger)
+                        self._forget(queue)
                 for program in list(self._live["program"]):
-                    pipeline.unload(program, self._ledger)
-                    self._forget(program)
+                    if program.context in kept:
+                        pipeline.unload(program, self._ledger)
+                        self._forget(program)
                 for buffer in list(self._live["buffer"]):
-                    memory.release(buffer, self._ledger)
-                    self._forget(buffer)
-                for ctx in list(self._contexts):
+                    if buffer.context in kept:
+                        memory.release(buffer, self._ledger)
+                        self._forget(buffer)
+                for ctx in kept:
                     context_ops.destroy(ctx, self._ledger)
                     ctx.state = HandleState.RELEASED
+                if abandoned:
+                    live = [h for kind in self._live.values() for h in kind if self._context_of(h) in abandoned]
+                    ABANDONED.append((self._instance, tuple(abandoned), tuple(live)))
+                    for ctx in abandoned:
+                        ctx.state = HandleState.RELEASED  # unusable to callers; never destroyed
                 self._contexts.clear()
             finally:
                 self._closed = True
                 log = self._instance.log
                 self._mark_end = None if log is None else len(log)
-                instances.release(self._instance)
+                if not abandoned:
+                    instances.release(self._instance)
 
     @property
     def closed(self) -> bool:

@@ -24,6 +24,36 @@ log = logging.getLogger("accel_vulkan")
 
 _DEVICE_TYPES = {0: "other", 1: "integrated-gpu", 2: "discrete-gpu", 3: "virtual-gpu", 4: "cpu"}
 
+DRIVER_ALIASES: Mapping[str, str] = {
+    "MESA_LLVMPIPE": "lavapipe",
+    "MESA_RADV": "radv",
+    "INTEL_OPEN_SOURCE_MESA": "anv",
+    "MESA_TURNIP": "turnip",
+    "MESA_VENUS": "venus",
+    "MESA_DOZEN": "dozen",
+    "MESA_NVK": "nvk",
+    "MESA_V3DV": "v3dv",
+    "MESA_PANVK": "panvk",
+    "NVIDIA_PROPRIETARY": "nvidia",
+    "AMD_OPEN_SOURCE": "amdvlk",
+    "AMD_PROPRIETARY": "amdvlk",
+    "GOOGLE_SWIFTSHADER": "swiftshader",
+    "MOLTENVK": "moltenvk",
+}
+"""The name users know a driver by, per ``VK_DRIVER_ID_<KEY>`` (``driverID``): the device's ``aliases``, which
+the selector matches like its name (``'vulkan:*lavapipe*'`` is Mesa's lavapipe, whose device is named
+``llvmpipe (...)``; docs/cli.md "Devices and the selector grammar")."""
+
+
+def driver_aliases(driver_id: int) -> str:
+    """The comma-separated aliases of a ``driverID`` (empty when it has none)."""
+    from ._binding import vk
+
+    binding = vk()
+    return ",".join(
+        alias for key, alias in DRIVER_ALIASES.items() if getattr(binding, f"VK_DRIVER_ID_{key}", None) == driver_id
+    )
+
 
 class VulkanHooks:
     """Conformance hooks: hold = close every gate; complete_held = hand one held batch to the device."""
@@ -113,6 +143,9 @@ class VulkanFamily:
                 "device_id": f"{d.device_id:#x}",
                 "compute_queues": str(d.compute_queue_count),
             }
+            aliases = driver_aliases(d.driver_id)
+            if aliases:
+                native["aliases"] = aliases
             facts = native_facts(d, physicals[d.index])
             entries.append(DeviceEntry(PROVIDER, d.index, d.name, d.uuid, native, facts))
         if not entries:

@@ -106,6 +106,8 @@ class PhysicalDescription:
     (shaderDenormPreserveFloat32, shaderRoundingModeRTEFloat16, ...): which SPV_KHR_float_controls
     execution modes, per width, a module may declare."""
     not_offered: str | None
+    driver_id: int = 0
+    """``VkPhysicalDeviceDriverProperties.driverID`` (a ``VK_DRIVER_ID_*``; 0 below Vulkan 1.2)."""
 
     @property
     def api_text(self) -> str:
@@ -185,6 +187,7 @@ def describe(index: int, physical: Any) -> PhysicalDescription:
     uuid = b"\0" * 16
     max_alloc = 0
     driver = ""
+    driver_id = 0
     features: set[str] = set()
     timeline = False
     subgroup_ops = 0
@@ -202,6 +205,7 @@ def describe(index: int, physical: Any) -> PhysicalDescription:
         if subgroup.supportedStages & binding.VK_SHADER_STAGE_COMPUTE_BIT:
             subgroup_ops = int(subgroup.supportedOperations)
         driver = f"{_text(driver_props.driverName)} {_text(driver_props.driverInfo)}".strip()
+        driver_id = int(driver_props.driverID)
         for field in _FLOAT_CONTROL_FIELDS:
             if getattr(controls, field):
                 float_controls.add(field)
@@ -241,6 +245,7 @@ def describe(index: int, physical: Any) -> PhysicalDescription:
         vendor_id=int(props.vendorID),
         device_id=int(props.deviceID),
         driver=driver,
+        driver_id=driver_id,
         max_storage_buffer_range=int(limits.maxStorageBufferRange),
         max_memory_allocation_size=max_alloc,
         max_memory_allocation_count=int(limits.maxMemoryAllocationCount),

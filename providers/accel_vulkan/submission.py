@@ -501,14 +501,28 @@ def wait_info(event: VulkanEvent) -> tuple[Any, Any, tuple[Any, ...]] | None:
 
 def wait(device: Any, info: Any, cells: tuple[Any, ...], timeout_ns: int | None) -> None:
     """``vkWaitSemaphores`` (cffi releases the GIL) for at most ``timeout_ns`` (None: until the value is
-    reached, in :data:`WAIT_SLICE_NS` slices). Its result is not raised: the next poll reads the counter
-    and meets a lost device there. ``cells``: what ``info`` points to, referenced until the wait ends."""
+    reached), in :data:`WAIT_SLICE_NS` slices either way: between them Python runs its signal handlers, so
+    Ctrl-C interrupts a long wait at once. Its result is not raised: the next poll reads the counter and
+    meets a lost device there. ``cells``: what ``info`` points to, referenced until the wait ends."""
     lib, timed_out = vk().lib, vk().VK_TIMEOUT
-    if timeout_ns is not None:
-        lib.vkWaitSemaphores(device, info, max(0, timeout_ns))
+    if timeout_ns is None:
+        while lib.vkWaitSemaphores(device, info, WAIT_SLICE_NS) == timed_out:
+            pass
         return
-    while lib.vkWaitSemaphores(device, info, WAIT_SLICE_NS) == timed_out:
-        pass
+    ends = time.monotonic_ns() + max(0, timeout_ns)
+    while True:
+        left = ends - time.monotonic_ns()
+        if lib.vkWaitSemaphores(device, info, max(0, min(left, WAIT_SLICE_NS))) != timed_out or left <= WAIT_SLICE_NS:
+            return
+
+
+def settle(event: VulkanEvent, until_ns: int) -> bool:
+    """Wait (in slices, as :func:`wait`) until the event's batch has ended on the device or the monotonic
+    clock reaches ``until_ns``; whether it ended (True also for a batch held host-side or already ended)."""
+    found = wait_info(event)
+    if found is not None:
+        wait(*found, max(0, until_ns - time.monotonic_ns()))
+    return poll(event).is_terminal or event.stage is EventStage.HELD
 
 
 def cancel(event: VulkanEvent) -> None:

@@ -18,3 +18,5 @@ class ExitCode(enum.IntEnum):
     """An input file was refused: malformed artifact, .npy, expectations or report file (the message says why)."""
     DEVICE_ERROR = 4
     """The device or its provider failed: provider unavailable, a BackendError from a call, a submission timeout."""
+    INTERRUPTED = 130
+    """Stopped by SIGINT (Ctrl-C): 128 + SIGINT, as shells report it; the message says what was interrupted."""

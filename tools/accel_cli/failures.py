@@ -15,7 +15,16 @@ from accelcore.errors import BackendError
 
 from .exitcodes import ExitCode
 
-__all__ = ["CliFailure", "DeviceFailure", "InputRejected", "UsageProblem", "from_backend_error"]
+__all__ = [
+    "CliFailure",
+    "DeviceFailure",
+    "InputRejected",
+    "Interrupted",
+    "InterruptedWork",
+    "UsageProblem",
+    "from_backend_error",
+    "interrupted_message",
+]
 
 
 class CliFailure(click.ClickException):
@@ -64,6 +73,24 @@ class DeviceFailure(CliFailure):
 
     exit_code = int(ExitCode.DEVICE_ERROR)
     kind = "device"
+
+
+class Interrupted(CliFailure):
+    """SIGINT (Ctrl-C) stopped the command (exit 130); the message says what it interrupted and what was left."""
+
+    exit_code = int(ExitCode.INTERRUPTED)
+    kind = "interrupted"
+
+
+class InterruptedWork(KeyboardInterrupt):
+    """A ``KeyboardInterrupt`` raised again where the CLI knows what it interrupted: ``str()`` says so (the
+    device, the phase, what was ended); :func:`accel_cli.render.error_boundary` turns it into :class:`Interrupted`."""
+
+
+def interrupted_message(exc: KeyboardInterrupt, command: str) -> str:
+    """What :class:`Interrupted` says: the :class:`InterruptedWork` message, else that ``command`` was stopped."""
+    said = str(exc) if isinstance(exc, InterruptedWork) else ""
+    return said or f"interrupted (SIGINT, Ctrl-C): {command} stopped before it finished"
 
 
 def from_backend_error(error: BackendError, *, argument: str | None = None, during: str = "") -> CliFailure:

@@ -7,7 +7,8 @@ type ``xfail`` and the expectation; xpass → passes, or ``failure`` of type
 died in the case) → ``error`` of that type; flake (failed, then passed on a
 retry) → passes with a ``flakyFailure`` per failed attempt (the Maven Surefire
 element CI tools read) and ``system-out`` saying so, or ``failure`` of type
-``flake`` under ``--strict`` unless a ``[[flake]]`` entry lists it.
+``flake`` under ``--strict`` unless a ``[[flake]]`` entry lists it; interrupted (Ctrl-C came before it
+ended) → ``skipped`` of type ``interrupted``.
 """
 
 from __future__ import annotations
@@ -86,6 +87,11 @@ def matrix_to_junit(matrix: Matrix, *, strict: bool = False) -> str:
                     element, "failure", {"type": case.verdict, "message": _first_line(message, "failed")}
                 )
                 node.text = case.reason
+            elif case.verdict == "interrupted":
+                counts["skipped"] += 1
+                ElementTree.SubElement(
+                    element, "skipped", {"type": "interrupted", "message": _first_line(case.reason, "interrupted")}
+                )
             elif case.verdict == "skip":
                 counts["skipped"] += 1
                 ElementTree.SubElement(element, "skipped", {"message": _first_line(case.reason, "skipped")})

@@ -7,11 +7,14 @@ they are in place before any provider enumerates devices.
 
 from __future__ import annotations
 
+from typing import Any
+
 import click
 
 import accelcore
 
 from .environment import apply_defaults
+from .failures import Interrupted, interrupted_message
 
 apply_defaults()
 
@@ -26,7 +29,19 @@ from .commands.run import run  # noqa: E402
 __all__ = ["main"]
 
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100})
+class _Group(click.Group):
+    """The ``accel`` group: Ctrl-C anywhere in a command (also outside its error boundary: discovery, option
+    callbacks) exits 130 saying so, never click's "Aborted!" with status 1 ("failures found")."""
+
+    def invoke(self, ctx: click.Context) -> Any:
+        try:
+            return super().invoke(ctx)
+        except KeyboardInterrupt as exc:
+            command = f"accel {ctx.invoked_subcommand}" if ctx.invoked_subcommand else "accel"
+            raise Interrupted(interrupted_message(exc, command)) from None
+
+
+@click.group(cls=_Group, context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100})
 @click.version_option(accelcore.__version__, prog_name="accel")
 def main() -> None:
     """accel: drive compute devices through the accelcore contract.
@@ -37,7 +52,8 @@ def main() -> None:
     the default for commands that take one DEVICE.
 
     Exit status: 0 ok, 1 failures found (conformance, run), 2 bad usage or
-    selector, 3 an input file was refused, 4 the device or provider failed.
+    selector, 3 an input file was refused, 4 the device or provider failed,
+    130 interrupted (Ctrl-C).
     """
     apply_defaults()
 

@@ -19,7 +19,7 @@ from rich.console import Console
 from accelcore.errors import BackendError
 from accelcore.registry import ProviderUnavailable
 
-from .failures import CliFailure, DeviceFailure, UsageProblem, from_backend_error
+from .failures import CliFailure, DeviceFailure, Interrupted, UsageProblem, from_backend_error, interrupted_message
 from .selector import SelectorError
 
 __all__ = ["JSON_META", "console", "emit_json", "error_boundary", "hexuuid", "json_mode", "set_json_mode"]
@@ -79,8 +79,9 @@ def _as_failure(exc: BaseException) -> CliFailure | None:
 
 
 def error_boundary(func: F) -> F:
-    """Turn selector, provider and backend errors into CliFailure (with exit status); under --json
-    also print the error object on stdout."""
+    """Turn selector, provider and backend errors into CliFailure (with exit status), and Ctrl-C
+    (``KeyboardInterrupt``) into :class:`~accel_cli.failures.Interrupted` (exit 130); under --json also
+    print the error object on stdout."""
 
     @functools.wraps(func)
     def wrapper(*args: Any, **kwargs: Any) -> Any:
@@ -88,6 +89,14 @@ def error_boundary(func: F) -> F:
             return func(*args, **kwargs)
         except (click.exceptions.Exit, click.exceptions.Abort):
             raise
+        except KeyboardInterrupt as exc:
+            # Ctrl-C: exit 130 saying what stopped (click would print "Aborted!" and exit 1, the status of
+            # "failures found"); workers were ended where the command ran some.
+            ctx = click.get_current_context(silent=True)
+            interrupted = Interrupted(interrupted_message(exc, f"accel {ctx.info_name if ctx else ''}".strip()))
+            if json_mode():
+                emit_json(interrupted.to_json())
+            raise interrupted from None
         except Exception as exc:
             failure = _as_failure(exc)
             if failure is None:

@@ -45,9 +45,11 @@ def devices(as_json: bool, verbose: bool) -> None:
     """List every device of every installed provider.
 
     The ID column (PROVIDER:INDEX) is accepted by every command that takes a
-    DEVICE, as are PROVIDER:UUID, a name glob PROVIDER:'*pocl*' and a bare glob
-    across providers. A provider whose driver stack is missing or broken is
-    listed with the reason instead of its devices.
+    DEVICE, as are PROVIDER:UUID, a name glob PROVIDER:'*pocl*' (also over the
+    provider's tag and aliases: 'vulkan:*lavapipe*') and a bare glob across
+    providers. The Platform column names an OpenCL device's platform (and a
+    Vulkan device's driver by its common name). A provider whose driver stack
+    is missing or broken is listed with the reason instead of its devices.
     """
     set_json_mode(as_json)
     inventory = discover()
@@ -60,6 +62,11 @@ def devices(as_json: bool, verbose: bool) -> None:
     table = Table(title="Devices", title_justify="left")
     table.add_column("ID", style="bold cyan", no_wrap=True)
     table.add_column("Type", no_wrap=True)
+    # Where a device comes from: an OpenCL device's platform (Intel's CPU runtime names its device after the
+    # CPU), else the driver's common name (Vulkan's aliases, e.g. lavapipe); shown when some device has one.
+    platforms = any(_platform(entry) != "-" for entry in inventory.devices)
+    if platforms:
+        table.add_column("Platform")
     table.add_column("Name")
     table.add_column("API")
     table.add_column("Driver")
@@ -72,6 +79,7 @@ def devices(as_json: bool, verbose: bool) -> None:
         row = [
             entry.device_id,
             facts.device_type if facts is not None else "-",
+            *([_platform(entry)] if platforms else []),
             entry.name,
             facts.api if facts is not None else "-",
             facts.driver_version if facts is not None else "-",
@@ -92,6 +100,11 @@ def devices(as_json: bool, verbose: bool) -> None:
     out.print(providers)
     if not inventory.devices:
         _no_device(inventory)
+
+
+def _platform(entry: Any) -> str:
+    """The Platform cell: ``native["platform"]`` (OpenCL), else ``native["aliases"]`` (Vulkan), else ``-``."""
+    return str(entry.native.get("platform") or entry.native.get("aliases") or "-")
 
 
 def _no_device(inventory: Inventory) -> None:
