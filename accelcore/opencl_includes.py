@@ -30,16 +30,15 @@ and comments, conservatively: one inside ``#if 0`` counts): :func:`include_direc
 
 from __future__ import annotations
 
-import errno
 import os
 import re
 import shlex
-import stat
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
 from .errors import BackendError, ErrorKind
+from .files import read_regular_file
 from .spirv import is_spirv
 
 __all__ = [
@@ -226,21 +225,6 @@ def _refuse(where: str, line: int, message: str, kind: ErrorKind = ErrorKind.INV
 
 def _within(path: str, folder: str) -> bool:
     return path == folder or path.startswith(folder.rstrip(os.sep) + os.sep)
-
-
-def read_regular_file(path: str, most: int) -> bytes:
-    """At most ``most`` bytes of ``path``; OSError unless it is a regular file (never blocks on a FIFO)."""
-    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_NOCTTY", 0))
-    try:
-        if not stat.S_ISREG(os.fstat(fd).st_mode):
-            raise OSError(errno.EINVAL, "not a regular file")
-        chunks: list[bytes] = []
-        while most > 0 and (chunk := os.read(fd, min(most, 1 << 20))):
-            chunks.append(chunk)
-            most -= len(chunk)
-        return b"".join(chunks)
-    finally:
-        os.close(fd)
 
 
 def _line_name(shown: str) -> str:

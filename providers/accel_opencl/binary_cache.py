@@ -9,8 +9,11 @@ Key: SHA-256 over (source, build options, entry point, device UUID) and the devi
   or ``~/.cache/accelcore/opencl``. A file is named by the key's SHA-256 and
   holds a magic, that key hash (so a file copied over another entry's name is
   detected), the binary's SHA-256 and the binary; it is written atomically
-  (temporary file + rename). A file whose magic, key or hash does not match is
-  ignored and removed. Disk errors never fail a load.
+  (temporary file + rename; the temporary file is removed when either fails).
+  Only a regular file of at most a kernel file's size is read
+  (:mod:`accelcore.files`): a FIFO, a device or a symlink to one in its place
+  is a miss, never a hang. A file whose magic, key or hash does not match, or
+  that is not such a file, is ignored and removed. Disk errors never fail a load.
 
 Nothing read back here is trusted: ``ProgramLoader`` gives a cached binary the
 checks a given binary gets (header check, then trust by the binary's own hash:
@@ -22,10 +25,12 @@ from __future__ import annotations
 
 import hashlib
 import os
-import tempfile
 import threading
 from collections import OrderedDict
 from pathlib import Path
+
+from accelcore.errors import BackendError
+from accelcore.files import KERNEL_FILE_BYTES, read_file, replace_file
 
 __all__ = [
     "MEMORY_ENTRIES",
@@ -99,9 +104,12 @@ def get(key: CacheKey) -> bytes | None:
     path = _file_for(key)
     if path is None:
         return None
-    try:
-        raw = path.read_bytes()
-    except OSError:
+    try:  # a regular file only: a FIFO put there never blocks the load, /dev/zero is never read
+        raw = read_file(path, "binary cache entry", _HEADER + KERNEL_FILE_BYTES)
+    except FileNotFoundError:
+        return None
+    except (OSError, BackendError):
+        _unlink(path)  # not a regular file, or unreadable: a miss, and the next put writes a fresh entry
         return None
     magic, recorded, digest = raw[: len(_MAGIC)], raw[len(_MAGIC) : len(_MAGIC) + 32], raw[len(_MAGIC) + 32 : _HEADER]
     binary = raw[_HEADER:]
@@ -127,12 +135,10 @@ def put(key: CacheKey, binary: bytes) -> None:
     path = _file_for(key)
     if path is None:
         return
+    record = _MAGIC + key_digest(key) + hashlib.sha256(binary).digest() + binary
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
-        with tempfile.NamedTemporaryFile(dir=path.parent, prefix=".tmp-", delete=False) as handle:
-            handle.write(_MAGIC + key_digest(key) + hashlib.sha256(binary).digest() + binary)
-            temporary = handle.name
-        os.replace(temporary, path)
+        replace_file(path, lambda handle: handle.write(record))  # no .tmp-* is left when this fails
     except OSError:
         pass
 

@@ -38,7 +38,9 @@ through :func:`check_belongs`) refuses to keep or use a verdict under another ke
 
 Verdicts are remembered per key (SHA-256 of source, options, entry point and device identity):
 in memory, and on disk next to the binary cache (``<cache>/verdicts``) for ok and crash
-verdicts, so a warm load - also in a new process - starts no child. An ok verdict records the
+verdicts, so a warm load - also in a new process - starts no child. A verdict file is read only when it
+is a regular file of at most :data:`VERDICT_FILE_BYTES` (anything else in its place is removed, as a
+malformed one is) and written whole or not at all (:mod:`accelcore.files`). An ok verdict records the
 SHA-256 of the binary built for its key (:func:`with_binary`): a cached binary is trusted only if
 it hashes to that. A limit verdict is retried when the limits are raised.
 """
@@ -62,6 +64,7 @@ from dataclasses import dataclass, replace
 
 from accelcore import BackendError, ErrorKind
 from accelcore._child import child_environment, python_module_command
+from accelcore.files import read_file, replace_file
 
 from . import binary_cache
 from .build_probe import request_digest
@@ -154,6 +157,8 @@ class Verdict:
 
 _OK = Verdict(True, lasting=True)
 MEMORY_VERDICTS = 4096
+VERDICT_FILE_BYTES = 1 << 20
+"""The most a verdict file on disk may hold (it records a key, a kind, a message and a digest)."""
 _verdicts: OrderedDict[bytes, Verdict] = OrderedDict()
 _lock = threading.Lock()
 _children = 0
@@ -232,11 +237,10 @@ def remember(key: binary_cache.CacheKey, verdict: Verdict) -> None:
         "message": verdict.message,
         "binary_sha256": verdict.binary_sha256.hex() if verdict.binary_sha256 else None,
     }
+    text = json.dumps(record).encode("utf-8")
     try:
         os.makedirs(os.path.dirname(path), exist_ok=True)
-        with tempfile.NamedTemporaryFile("w", dir=os.path.dirname(path), prefix=".tmp-", delete=False) as handle:
-            json.dump(record, handle)
-        os.replace(handle.name, path)
+        replace_file(path, lambda handle: handle.write(text))  # no .tmp-* is left when this fails
     except OSError:
         pass
 
@@ -245,9 +249,8 @@ def _read_disk(name: bytes) -> Verdict | None:
     path = _disk_file(name)
     if path is None:
         return None
-    try:
-        with open(path, encoding="utf-8") as handle:
-            record = json.load(handle)
+    try:  # a regular file only: a FIFO put there never blocks the load, /dev/zero is never read
+        record = json.loads(read_file(path, "build verdict", VERDICT_FILE_BYTES).decode("utf-8"))
         if record.get("key") != name.hex():
             raise ValueError("another key")
         if record.get("ok") is True:
@@ -256,7 +259,7 @@ def _read_disk(name: bytes) -> Verdict | None:
         return Verdict(False, ErrorKind[record["kind"]], str(record["message"]), lasting=True, key=name)
     except FileNotFoundError:
         return None
-    except (OSError, ValueError, KeyError, TypeError, AttributeError):
+    except (OSError, BackendError, ValueError, KeyError, TypeError, AttributeError, RecursionError):
         try:
             os.unlink(path)
         except OSError:

@@ -29,7 +29,8 @@ import re
 from dataclasses import dataclass
 
 from accelcore import BackendError, ErrorKind
-from accelcore.opencl_includes import include_directives, read_regular_file
+from accelcore.files import read_regular_file
+from accelcore.opencl_includes import include_directives
 
 __all__ = [
     "INCLUDE_ROOTS_ENV",

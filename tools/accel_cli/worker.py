@@ -88,10 +88,12 @@ def run_worker(
     available = [*planned[:-1], *(c.id for c in offered if c.id not in planned), planned[-1]]
     if suite_name == "numerics":
         planned = [case.id for case in numerics]
-    if select:
-        planned = [c for c in planned if any(c == s or (s.endswith(".") and c.startswith(s)) for s in select)]
-    order, skipped = list(planned), []
     plan = plan or {}
+    select = [*(select or ()), *(str(s) for s in plan.get("select", ()))]
+    if select:  # an id, or a prefix ending in '.'; a set and a tuple, so a million of them take no time
+        exact, prefixes = set(select), tuple({s for s in select if s.endswith(".")})
+        planned = [c for c in planned if c in exact or c.startswith(prefixes)]
+    order, skipped = list(planned), []
     if plan.get("shard"):
         from .shard import Shard, device_key
 
@@ -150,7 +152,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--select", action="append", help="run only this case id (or id prefix ending in '.')")
     parser.add_argument("--suite", choices=SUITES, default="all", help="which cases (default: all)")
     parser.add_argument("--quick", action="store_true", help="only the quick subset of the numerics suite")
-    parser.add_argument("--plan", help="JSON file: shard, skip patterns, exact ids to run (accel conformance)")
+    parser.add_argument(
+        "--plan", help="JSON file: selected ids, shard, skip patterns, exact ids to run (accel conformance)"
+    )
     args = parser.parse_args(argv)
     plan = None
     if args.plan:
