@@ -21,7 +21,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from .errors import BackendError, ErrorKind
+from .errors import BackendError, ErrorKind, MissingFileError
 
 __all__ = ["Comparison", "ComparisonRow", "Tolerance", "compare", "compare_arrays"]
 
@@ -162,12 +162,13 @@ def compare_arrays(
 
 def _module_provider(path: Path) -> set[str]:
     """Which providers can take the module (by content)."""
+    from .files import KERNEL_FILE_BYTES, read_file
     from .glsl import GLSL_SUFFIXES, looks_like_glsl
     from .pack import detect_module_kind
     from .package import ModuleKind
     from .package_codec import MAGIC, parse_package
 
-    data = path.read_bytes()
+    data = read_file(path, "kernel file", KERNEL_FILE_BYTES)
     if path.suffix.lower() in GLSL_SUFFIXES or looks_like_glsl(data):
         return {"vulkan"}
     kind = parse_package(data).module_kind if data.startswith(MAGIC[:4]) else detect_module_kind(data)
@@ -189,6 +190,8 @@ def compare(
     from .highlevel import open
 
     path = Path(kernel)
+    if not path.exists():  # one refusal, not a failed row per device
+        raise MissingFileError(str(path))
     tol = Tolerance.parse(tolerance) if isinstance(tolerance, str) else tolerance
     if devices is None:
         providers = _module_provider(path)

@@ -48,12 +48,22 @@ from .buffers import BufferDesc, BufferRange
 from .dispatch_extent import Extent, unknown_extents
 from .engine import CommandEngine, EngineState, ResourcePolicy
 from .environment import DEVICE_ENV, apply_defaults
-from .errors import BackendError, ErrorKind, SubmitIndeterminate, SubmitRejected
+from .errors import BackendError, ErrorKind, MissingFileError, SubmitIndeterminate, SubmitRejected
+from .files import KERNEL_FILE_BYTES, read_file
 from .flags import AccessMode, BufferUsage, Capabilities, MemoryDomain
 from .glsl import GLSL_SUFFIXES, compile_glsl, glsl_with_includes, looks_like_glsl
 from .inventory import discover
 from .keywords import python_words, work_size
-from .layouts import CLSPV_GENERATOR, ElementLayout, check_array, encode_layout, spirv_layout, with_stride
+from .layouts import (
+    CLSPV_GENERATOR,
+    ElementLayout,
+    LayoutField,
+    block_layout,
+    check_array,
+    encode_layout,
+    spirv_layout,
+    with_stride,
+)
 from .opencl_includes import named_source, source_with_includes
 from .opencl_signature import opencl_kernels
 from .pack import binding_names, build_package, detect_module_kind, pack_module
@@ -63,7 +73,7 @@ from .ports import MemorySink, MemorySource
 from .program import ArtifactRef
 from .registry import DeviceEntry
 from .spirv import SpirvType, inspect_spirv
-from .submission import EventState, EventStatus, Timeout
+from .submission import EventState, EventStatus, Timeout, timeout_seconds
 from .values import ScalarType, ValueType
 
 __all__ = [
@@ -228,8 +238,9 @@ def open(selector: str | None = None, *, resident_bytes: int = _RESIDENT_BYTES) 
         raise _invalid(f"name a device (e.g. 'opencl:0', 'vulkan:*llvmpipe*') or set {DEVICE_ENV}")
     inventory = discover()
     entry = inventory.select_one(text)
-    provider = inventory.family_of(entry).open(entry)
-    return Device(provider, entry, resident_bytes=resident_bytes)
+    family = inventory.family_of(entry)
+    provider = family.open(entry)
+    return Device(provider, entry, resident_bytes=resident_bytes, reopen=lambda: family.open(entry))
 
 
 @dataclass(frozen=True, slots=True)
@@ -264,17 +275,22 @@ class Device:
         owns_provider: bool = True,
         start: bool = True,
         pool_bytes: int | None = None,
+        reopen: Callable[[], Any] | None = None,
     ) -> None:
         """An engine over ``provider``; ``start`` creates the context and queue now (else :meth:`start`).
 
         ``domain``: the memory domain of every buffer (default: device, else shared, else host;
         one the device lacks → UNSUPPORTED). ``owns_provider``: :meth:`close` closes the provider too.
         ``pool_bytes``: most bytes of idle temporary buffers kept for reuse (default ``resident_bytes``;
-        0 keeps none; see :class:`TemporaryPool`).
+        0 keeps none; see :class:`TemporaryPool`). ``reopen``: makes a fresh provider instance of the same
+        device, for :meth:`reset` (:func:`open` passes the family's ``open``).
         """
         self.entry = entry
         self._provider = provider
         self._owns_provider = owns_provider
+        self._reopen = reopen
+        self.generation = 0
+        """How many times :meth:`reset` started the device again (kernels reload their programs after one)."""
         self._closed = False
         self.quarantined: list[Any] = []
         """What the final reset could not prove released (filled by :meth:`close`)."""
@@ -354,6 +370,56 @@ class Device:
             close = getattr(self._provider, "close", None)
             if self._owns_provider and callable(close):
                 close()
+
+    def reset(self) -> list[Any]:
+        """Start again on this device, e.g. after a kernel ran past its ``timeout=`` and the device could not
+        stop it (``DEADLINE_EXPIRED``; every later call is ``DEVICE_LOST`` "... call reset()") or after a lost
+        device. Returns the engine's quarantine: what could not be released yet (also :attr:`quarantined`;
+        with a fresh provider instance that list starts empty and the old one's is ``engine.discarded``).
+
+        Ownership: everything made on the device is released, child before parent (runs, device arrays,
+        loaded programs, the idle temporaries, the queue and the context); a device array or run made before
+        is then unknown (STALE_OBJECT), and a :class:`Kernel` loads its program again on its next call. What a
+        kernel that still runs holds (its event, queue, buffers, program, context) cannot be released: it is
+        quarantined, and a later reset releases it once the kernel has ended. Progress: never waits for a
+        running kernel; returns within seconds. Where the engine needs a discard (an overrun, DEVICE_LOST, an
+        indeterminate release) and the device came from :func:`open`, the device gets a fresh provider
+        instance and the old one is closed: OpenCL leaves its queue to the driver, a Vulkan context whose
+        kernel still runs is abandoned (docs/python.md, "Kernels that run away"). A CPU device keeps running
+        the old kernel on its cores until it ends: PoCL runs what comes next only after it. Failure: a
+        device that cannot be opened again raises that error and nothing is reset; a device handed an
+        instance it does not own (``reopen`` None) whose instance failed during the reset is DEVICE_LOST.
+        """
+        self._check_open()
+        fresh = None
+        if self.engine.state is EngineState.NEEDS_DISCARD and self._reopen is not None:
+            fresh = self._reopen()  # first: a device that cannot be opened again changes nothing
+        self.pool.clear()  # the engine's reset releases them with everything else
+        self._scratch.clear()
+        self._specs.clear()
+        self.context = self.queue = 0
+        self.generation += 1
+        quarantined = self.engine.reset(fresh)
+        if fresh is None and self.engine.state is EngineState.NEEDS_DISCARD and self._reopen is not None:
+            fresh = self._reopen()  # the instance itself failed during the teardown
+            quarantined = self.engine.reset(fresh)
+        if fresh is not None:
+            old, self._provider, self._owns_provider = self._provider, fresh, True
+            close = getattr(old, "close", None)
+            if callable(close):
+                try:
+                    close()
+                except Exception:  # a discarded instance: what it held is quarantined already
+                    pass
+        self.quarantined = quarantined
+        if self.engine.state is EngineState.NEEDS_DISCARD:
+            raise BackendError(
+                ErrorKind.DEVICE_LOST,
+                f"{self.id}: the provider instance failed during the reset ({self.engine.state_reason}); "
+                "close the device and open it again",
+            )
+        self.start()
+        return quarantined
 
     def _check_open(self) -> None:
         if self._closed:
@@ -456,9 +522,18 @@ class Device:
         return known
 
     def array(self, data: npt.ArrayLike) -> DeviceArray:
-        """A device-resident copy of ``data`` (readable and writable by kernels)."""
+        """A device-resident copy of ``data`` (readable and writable by kernels). Plain data only: a masked
+        array (``np.ma``), Python objects (an object dtype, or a structured one with an object field) and
+        what numpy cannot make one array of are ``BackendError(INVALID_ARGUMENT)``."""
         self._check_open()
-        host = np.ascontiguousarray(data)
+        if isinstance(data, np.ma.MaskedArray):
+            raise _invalid("array(): a masked array (np.ma) has no device form; pass data.filled(VALUE) or data.data")
+        try:
+            host = np.ascontiguousarray(data)
+        except (ValueError, TypeError) as exc:
+            raise _invalid(f"array(): numpy cannot make one array of {type(data).__name__} ({exc})") from None
+        if host.dtype.hasobject:
+            raise _invalid(f"array(): an array of {host.dtype} holds Python objects, which have no device form")
         if host.nbytes == 0:
             raise _invalid("a device array needs at least one element")
         buffer = self._allocate(host.nbytes, AccessMode.READ_WRITE)
@@ -470,14 +545,27 @@ class Device:
         return DeviceArray(self, buffer, host.shape, host.dtype)
 
     def empty(self, shape: int | Sequence[int], dtype: npt.DTypeLike) -> DeviceArray:
-        """An uninitialised device-resident array."""
+        """An uninitialised device-resident array. A shape of anything but integers from 0, a size numpy could
+        not hold, no element, or a dtype of Python objects is ``BackendError(INVALID_ARGUMENT)``."""
         self._check_open()
-        dims = (shape,) if isinstance(shape, int) else tuple(shape)
-        kind = np.dtype(dtype)
-        nbytes = int(np.prod(dims, dtype=np.int64)) * kind.itemsize
+        try:
+            given: tuple[object, ...] = (shape,) if isinstance(shape, (int, np.integer)) else tuple(shape)
+            kind = np.dtype(dtype)
+        except TypeError as exc:
+            raise _invalid(f"empty({shape!r}, {dtype!r}): {exc}") from None
+        dims: list[int] = []
+        for axis in given:
+            if isinstance(axis, (bool, np.bool_)) or not isinstance(axis, (int, np.integer)) or axis < 0:
+                raise _invalid(f"empty({shape!r}, {kind}): a shape is integers from 0 (one per axis)")
+            dims.append(int(axis))
+        if kind.hasobject:
+            raise _invalid(f"empty({shape!r}, {kind}): Python objects have no device form; give a plain dtype")
+        nbytes = math.prod(dims) * kind.itemsize  # Python ints: no wrap-around
         if nbytes <= 0:
             raise _invalid(f"empty({shape!r}, {kind}): a device array needs at least one element")
-        return DeviceArray(self, self._allocate(nbytes, AccessMode.READ_WRITE), dims, kind)
+        if nbytes > np.iinfo(np.intp).max:
+            raise _invalid(f"empty({shape!r}, {kind}): {nbytes} bytes, more than any array can hold")
+        return DeviceArray(self, self._allocate(nbytes, AccessMode.READ_WRITE), tuple(dims), kind)
 
     # -- kernels ------------------------------------------------------------
 
@@ -513,7 +601,9 @@ class Device:
         else:
             path = Path(source)
             try:
-                data = path.read_bytes()
+                data = read_file(path, "kernel file", KERNEL_FILE_BYTES)  # regular files only (accelcore.files)
+            except FileNotFoundError:
+                raise MissingFileError(str(path)) from None  # also a FileNotFoundError (docs/python.md)
             except OSError as exc:
                 raise _invalid(f"{path}: cannot read ({exc.strerror})") from None
             name = str(path)
@@ -705,6 +795,18 @@ def _vulkan_parameters(module: bytes) -> list[Parameter]:
             element_layout = with_stride(
                 spirv_layout(component, matrix_stride=last.matrix_stride, row_major=last.row_major), last.type.stride
             )
+            if len(members) > 1 and d.type is not None:
+                if last.type.kind == "runtime_array" and last.offset is not None and last.type.stride:
+                    header = [
+                        LayoutField(m.name or "", m.offset or 0, spirv_layout(m.type, matrix_stride=m.matrix_stride,
+                                                                              row_major=m.row_major))
+                        for m in members[:-1]
+                    ]  # fmt: skip
+                    element_layout = block_layout(
+                        header, last.offset, element_layout, last.type.stride, last.name or ""
+                    )
+                else:
+                    element_layout = spirv_layout(d.type)  # members then a fixed array: the block is one element
         if d.descriptor_type == "uniform_buffer" or (members and element_layout is None and d.type is not None):
             element_layout = spirv_layout(d.type) if d.type is not None else None  # the whole block is one element
         only_member = members[0].name if len(members) == 1 else None
@@ -850,6 +952,7 @@ class Kernel:
         kind: ModuleKind | None,
     ) -> None:
         self.device = device
+        self._generation = device.generation
         self.name = name
         self._module = module
         self._entry = entry
@@ -916,7 +1019,15 @@ class Kernel:
             else [p for p in self.parameters if p.role == "buffer"]
         )
         self._by_name = {p.name: p for p in self.parameters}
-        self._alias = {a: p.name for p in self.parameters for a in p.aliases if a not in self._by_name}
+        owners: dict[str, list[str]] = {}
+        for p in self.parameters:
+            for a in p.aliases:
+                if a not in self._by_name:
+                    owners.setdefault(a, []).append(p.name)
+        self._alias = {a: names[0] for a, names in owners.items() if len(names) == 1}
+        self._ambiguous = {a: names for a, names in owners.items() if len(names) > 1}
+        """Names that denote several parameters (uVkCompute's ``InputA { vec4 x[]; }``, ``Output { vec4 x[]; }``):
+        refused, naming the candidates, never bound to one of them."""
         self._buffer_names = frozenset(p.name for p in self.parameters if p.role == "buffer")
 
     def _build_now(self) -> None:
@@ -986,6 +1097,11 @@ class Kernel:
             given[param.name] = value
         by_name, alias = self._by_name, self._alias
         for key, value in kwargs.items():
+            if key in self._ambiguous:
+                raise _invalid(
+                    f"{self.name}: {key!r} names several buffers ({', '.join(self._ambiguous[key])}: the member of "
+                    "each block); pass them by these names"
+                )
             key = alias.get(key, key)
             if key not in by_name:
                 listed = ", ".join(f"{p.name} ({p.role})" for p in self.parameters)
@@ -1165,6 +1281,11 @@ class Kernel:
         allow_short_device_arrays: bool = False,
     ) -> Run:
         self.device._check_open()
+        if self._generation != self.device.generation:
+            # The device was reset: its programs and the buffers of the last run are gone; load again.
+            self._programs.clear()
+            self._last_run = None
+            self._generation = self.device.generation
         if global_size is not None and (type(global_size) is not int or global_size < 1):
             global_size = work_size("global_size", global_size)
         if groups is not None and (type(groups) is not int or groups < 1):
@@ -1190,9 +1311,12 @@ class Kernel:
             value = buffers[slot.param.name]
             # The common case is decided here; anything else gets the full check (and its error).
             bound: npt.NDArray[Any] | DeviceArray
-            if isinstance(value, np.ndarray):
+            if type(value) is np.ndarray:  # (a subclass - np.ma's masked arrays - gets the full check)
                 flags, nbytes, bound = value.flags, value.nbytes, value
-                fits = (slot.unchecked or (slot.dtype is not None and value.dtype == slot.dtype)) and flags.c_contiguous
+                fits = (slot.unchecked and not value.dtype.hasobject) or (
+                    slot.dtype is not None and value.dtype == slot.dtype
+                )
+                fits = fits and flags.c_contiguous
                 fits = fits and (flags.writeable or not slot.writes)
             elif isinstance(value, DeviceArray):
                 nbytes, bound = value.nbytes, value
@@ -1292,16 +1416,28 @@ def _checked_array(param: Parameter, row: Any, value: object, pkg: KernelPackage
         return np.frombuffer(encode_layout(param.element_layout, value, what), np.uint8)  # laid out here
     elif isinstance(value, np.ndarray):
         dtype, nbytes = value.dtype, value.nbytes
+        if isinstance(value, np.ma.MaskedArray):
+            raise _invalid(f"{what} is a masked array (np.ma); a kernel sees no mask: pass .filled(VALUE) or .data")
         if not value.flags.c_contiguous:
-            raise _invalid(f"{what} is not C-contiguous; pass np.ascontiguousarray(...) (a kernel sees flat memory)")
+            order = "Fortran-ordered (column-major)" if value.flags.f_contiguous else "not contiguous"
+            raise _invalid(
+                f"{what} is {order}; a kernel sees flat memory in C order: pass np.ascontiguousarray(x) to keep its "
+                "values (the kernel then reads them row-major), or x.T when the kernel reads column-major data "
+                "(the same bytes, C-ordered)"
+            )
         if writes and not value.flags.writeable:
             raise _invalid(f"{what} is read-only, but the kernel writes it ({row.access.name})")
     else:
         raise _invalid(f"{what} is a buffer; pass a numpy array or a device array, not {type(value).__name__}")
     check_buffer_array(what, dtype, value.shape, param)
+    if dtype.hasobject:  # (a declared element type says so above, naming it)
+        raise _invalid(f"{what} is an array of {dtype}, which holds Python objects; a buffer takes plain data")
     if nbytes == 0:
         raise _invalid(f"{what} is empty; a buffer needs at least one element")
-    if nbytes % row.element_size:
+    block = param.element_layout is not None and param.element_layout.kind == "block"
+    if block and param.element_layout is not None and (param.element_layout.size or 0) > nbytes:
+        raise _invalid(f"{what} holds {nbytes} bytes, less than the {param.element_layout.size} of its block's members")
+    if nbytes % row.element_size and not block:  # a block's members come before its elements
         raise _invalid(
             f"{what}: {nbytes} bytes are not a whole number of the kernel's {row.element_size}-byte elements"
         )
@@ -1464,7 +1600,7 @@ class Run:
             elif isinstance(timeout, Timeout):
                 deadline = timeout
             else:
-                deadline = Timeout.after_ns(max(1, int(timeout * 1e9)))
+                deadline = Timeout.after_ns(max(1, int(timeout_seconds(timeout) * 1e9)))  # else INVALID_ARGUMENT
             if progress is not None:
                 progress.phase = "submit"
                 if progress.on_phase is not None:

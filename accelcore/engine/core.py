@@ -46,8 +46,8 @@ from ..errors import (
 from ..flags import AccessMode, BufferUsage, Capabilities
 from ..ports import ByteSink, ByteSource, MemorySink, sink_of, source_of
 from ..program import ArtifactRef
-from ..submission import BindingRef, EventState, Timeout, validate_binding_ranges
-from ..waiting import poll_until_terminal
+from ..submission import BindingRef, EventState, Timeout, timeout_seconds, validate_binding_ranges
+from ..waiting import INTERRUPT_SLICE_S, call_interruptibly, on_main_thread, poll_until_terminal
 from .coverage import CoverageRule, coverage_rule
 from .ids import IdTable, ObjectKind, format_id
 from .policy import ResourcePolicy, ResourceUsage
@@ -207,6 +207,7 @@ class _Event:
 
 _READY = EngineState.READY
 _NEEDS_DISCARD = EngineState.NEEDS_DISCARD
+_SLICE_NS = int(INTERRUPT_SLICE_S * 1e9)
 _PENDING = EventState.PENDING
 _PENDING_STATUS = _PENDING.status
 _MODES: dict[int, AccessMode] = {int(mode): mode for mode in AccessMode}
@@ -226,6 +227,7 @@ class CommandEngine(Generic[C, B, P, Q, E]):
         self.usage = ResourceUsage()
         self._info = self._fetch_info(provider)
         self._waiter = _waiter_of(provider)
+        self._waiter_interruptible = bool(getattr(provider, "interruptible_wait", False))
         self._contexts: IdTable[_Context] = IdTable(ObjectKind.CONTEXT)
         self._buffers: IdTable[_Buffer] = IdTable(ObjectKind.BUFFER)
         self._programs: IdTable[_Program] = IdTable(ObjectKind.PROGRAM)
@@ -886,8 +888,16 @@ class CommandEngine(Generic[C, B, P, Q, E]):
         state still comes from a poll. Otherwise, or where the provider cannot block for this
         event, polls sleep in between (an eighth of the time waited, 50 µs .. 5 ms).
 
-        Still pending after ``timeout_s`` → DEADLINE_EXPIRED (the event stays live and pending).
+        Ctrl-C on the main thread raises ``KeyboardInterrupt`` here within
+        :data:`~accelcore.waiting.INTERRUPT_SLICE_S`, also while the driver blocks (:meth:`_block`); the
+        event stays live and pending, and a later ``wait`` or ``reset`` takes it from there.
+
+        Still pending after ``timeout_s`` → DEADLINE_EXPIRED (the event stays live and pending). A
+        ``timeout_s`` that is no finite number of seconds (:func:`~accelcore.submission.timeout_seconds`)
+        → INVALID_ARGUMENT naming ``timeout=``.
         """
+        if timeout_s is not None:
+            timeout_s = timeout_seconds(timeout_s)
         limit_s = timeout_s
         waiter = self._waiter
         if waiter is not None and timeout_s is None and type(event_id) is int and self.state is not _NEEDS_DISCARD:
@@ -899,7 +909,7 @@ class CommandEngine(Generic[C, B, P, Q, E]):
                     return state
                 for _ in range(2):
                     try:
-                        waited = waiter(entry.handle, None)
+                        waited = self._block(waiter, entry.handle, None)
                     except BackendError as exc:
                         self._watch(exc, "wait_event")
                         raise
@@ -945,7 +955,7 @@ class CommandEngine(Generic[C, B, P, Q, E]):
                 if budget <= 0:
                     break
             try:
-                blocked = waiter(entry.handle, budget)
+                blocked = self._block(waiter, entry.handle, budget)
             except BackendError as exc:
                 self._watch(exc, "wait_event")
                 raise
@@ -953,6 +963,16 @@ class CommandEngine(Generic[C, B, P, Q, E]):
             if state.is_terminal or not blocked:
                 return state
         return self.poll(event_id)
+
+    def _block(self, waiter: Callable[[Any, int | None], bool], handle: Any, budget_ns: int | None) -> bool:
+        """One provider wait. On the main thread a wait that may block longer than
+        :data:`~accelcore.waiting.INTERRUPT_SLICE_S` in a driver call that does not return to Python
+        (``clWaitForEvents``) runs on a helper thread, so Ctrl-C still raises ``KeyboardInterrupt`` here
+        at once (:func:`~accelcore.waiting.call_interruptibly`); a provider whose wait returns to Python
+        in slices (``interruptible_wait = True``, the Vulkan provider) is called directly."""
+        if self._waiter_interruptible or (budget_ns is not None and budget_ns <= _SLICE_NS) or not on_main_thread():
+            return waiter(handle, budget_ns)
+        return call_interruptibly(waiter, handle, budget_ns)
 
     def cancel(self, event_id: int) -> None:
         """Cancel a pending event. Without EVENT_CANCELLATION → UNSUPPORTED (event untouched);
@@ -1075,6 +1095,7 @@ class CommandEngine(Generic[C, B, P, Q, E]):
             self._provider = provider
             self._info = info
             self._waiter = _waiter_of(provider)
+            self._waiter_interruptible = bool(getattr(provider, "interruptible_wait", False))
             self.discarded.extend(self.quarantine)
             self.quarantine = []
             self.usage = ResourceUsage()
@@ -1259,6 +1280,7 @@ def _timeout(timeout: Timeout | float | None) -> Timeout:
         return Timeout.INFINITE
     if isinstance(timeout, Timeout):
         return timeout
-    if isinstance(timeout, bool) or timeout <= 0:
+    seconds = timeout_seconds(timeout)  # a number, finite, in range: else INVALID_ARGUMENT naming timeout=
+    if seconds <= 0:
         raise BackendError(ErrorKind.INVALID_ARGUMENT, f"timeout {timeout!r} must be a positive number of seconds")
-    return Timeout.after_ns(max(1, int(timeout * 1e9)))
+    return Timeout.after_ns(max(1, int(seconds * 1e9)))

@@ -18,6 +18,8 @@ from pathlib import Path
 from typing import Any
 
 from accelcore.errors import BackendError
+from accelcore.files import KERNEL_FILE_BYTES
+from accelcore.files import read_file as read_regular
 from accelcore.flags import AccessMode
 from accelcore.package import KernelPackage, ModuleKind, format_for
 from accelcore.package_codec import MAGIC, parse_package, write_package
@@ -39,7 +41,7 @@ __all__ = [
 _SPIRV_LE = (0x07230203).to_bytes(4, "little")
 _SPIRV_BE = (0x07230203).to_bytes(4, "big")
 _REFERENCE_MAGIC = b"ACRP"
-MAX_ARTIFACT_FILE_BYTES = 1 << 30
+MAX_ARTIFACT_FILE_BYTES = KERNEL_FILE_BYTES
 
 
 @dataclass(frozen=True, slots=True)
@@ -132,17 +134,12 @@ def compile_if_glsl(path: Path, data: bytes, build_options: str = "", entry: str
 def read_file(path: Path, build_options: str = "", entry: str | None = None) -> bytes:
     """The bytes of an artifact file; GLSL source comes back compiled to SPIR-V (:func:`compile_if_glsl`, with
     ``build_options`` and ``entry``)."""
-    try:
-        size = path.stat().st_size
-        if size > MAX_ARTIFACT_FILE_BYTES:
-            raise ArtifactError(f"{path}: {size} bytes is larger than the {MAX_ARTIFACT_FILE_BYTES} an artifact may be")
-        data = path.read_bytes()
+    try:  # a regular file of at most MAX_ARTIFACT_FILE_BYTES, never a FIFO or device (accelcore.files)
+        data = read_regular(path, "artifact file", MAX_ARTIFACT_FILE_BYTES)
     except FileNotFoundError:
-        raise ArtifactError(f"{path}: no such file") from None
-    except IsADirectoryError:
-        raise ArtifactError(f"{path}: is a directory, not an artifact file") from None
-    except OSError as exc:
-        raise ArtifactError(f"{path}: cannot read ({exc.strerror})") from None
+        raise ArtifactError(f"no such file: {path}") from None
+    except BackendError as exc:
+        raise ArtifactError(exc.message, exc.kind.name) from None
     return compile_if_glsl(path, data, build_options, entry)
 
 

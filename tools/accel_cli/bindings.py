@@ -4,14 +4,15 @@ Promise: every check that does not need the device happens here, before the
 device is opened: each slot the kernel declares is bound exactly once, no
 unknown slot is bound, a requested access is within what the kernel
 declares, each --out names a writable bound slot, and every array loads
-(a file starting with the ``\\x93NUMPY`` magic, ``allow_pickle=False``, so
-never a pickle) and is non-empty. Failure: :class:`BindError` with the
+(a regular file starting with the ``\\x93NUMPY`` magic whose header the file
+holds, ``allow_pickle=False``, so never a pickle: :mod:`accel_cli.npyfile`)
+and is non-empty. Failure: :class:`BindError` with the
 argument (``--bind``/``--out``) and the reason.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -23,6 +24,7 @@ from accelcore.package import Coverage, DescriptorType, DispatchKind, KernelPack
 
 from .artifacts import SlotSpec
 from .bindspec import BindSpec, OutSpec
+from .npyfile import ArrayFileError, load_array
 
 __all__ = ["BindError", "BoundSlot", "length_warnings", "plan_bindings"]
 
@@ -40,7 +42,8 @@ class BindError(ValueError):
 
 @dataclass(frozen=True)
 class BoundSlot:
-    """One slot to bind: the host array (C-contiguous), the access to bind it with, and where to save it."""
+    """One slot to bind: the host array (C-contiguous), the access to bind it with, and where to save it;
+    ``name``: the kernel's name for the slot (a buffer parameter, a descriptor), when it has one."""
 
     slot: int
     path: Path
@@ -48,59 +51,38 @@ class BoundSlot:
     access: AccessMode
     declared: AccessMode
     out: Path | None = None
+    name: str | None = None
+
+    @property
+    def label(self) -> str:
+        """How the CLI names the slot: ``y (slot 2)``, or ``slot 2`` when the kernel names nothing."""
+        return f"{self.name} (slot {self.slot})" if self.name else f"slot {self.slot}"
 
     @property
     def nbytes(self) -> int:
         return int(self.array.nbytes)
 
 
-_NPY_MAGIC = b"\x93NUMPY"
-_ZIP_MAGIC = b"PK\x03\x04"
-
-
 def _load_npy(path: Path, option: str) -> npt.NDArray[np.generic]:
-    # The magic is checked first: np.load reads anything else as a pickle and, refusing it, advises
-    # loading it "unsafely" with allow_pickle=, advice a user of this tool must never be given.
+    # A regular .npy file only, its header checked against the file before numpy allocates (npyfile).
     try:
-        with path.open("rb") as handle:
-            head = handle.read(len(_NPY_MAGIC))
-    except FileNotFoundError:
-        raise BindError(option, f"{path}: no such file", input_file=True) from None
-    except OSError as exc:
-        raise BindError(option, f"{path}: cannot be read ({exc.strerror or exc})", input_file=True) from None
-    if head != _NPY_MAGIC:
-        what = (
-            "a .npz archive, not one array (.npz is not accepted)" if head.startswith(_ZIP_MAGIC) else "not a .npy file"
-        )
-        raise BindError(
-            option,
-            f"{path}: {what}; --bind takes one array saved with numpy.save (a file starting with \\x93NUMPY)",
-            input_file=True,
-        )
-    try:
-        array = np.load(path, allow_pickle=False)
-    except ValueError as exc:
-        if "allow_pickle" in str(exc):  # an object array: its elements are pickles, never loaded
-            raise BindError(option, f"{path}: object arrays cannot be bound", input_file=True) from None
-        raise BindError(option, f"{path}: not a readable .npy array ({exc})", input_file=True) from None
-    except (OSError, EOFError) as exc:
-        raise BindError(option, f"{path}: not a readable .npy array ({exc})", input_file=True) from None
-    if not isinstance(array, np.ndarray):
-        close = getattr(array, "close", None)
-        if callable(close):
-            close()  # an .npz archive keeps its file open
-        raise BindError(
-            option, f"{path}: holds {type(array).__name__}, not one array (.npz is not accepted)", input_file=True
-        )
-    if array.dtype.hasobject:
-        raise BindError(option, f"{path}: object arrays cannot be bound", input_file=True)
+        array = load_array(path, option)
+    except ArrayFileError as exc:
+        raise BindError(option, str(exc), input_file=True) from None
     if array.nbytes == 0:
         raise BindError(option, f"{path}: the array is empty; a buffer needs at least one byte", input_file=True)
     return np.ascontiguousarray(array)
 
 
-def plan_bindings(slots: Sequence[SlotSpec], binds: Sequence[BindSpec], outs: Sequence[OutSpec]) -> list[BoundSlot]:
-    """The checked slot list, in slot order (see the module docstring)."""
+def plan_bindings(
+    slots: Sequence[SlotSpec],
+    binds: Sequence[BindSpec],
+    outs: Sequence[OutSpec],
+    names: Mapping[int, str] | None = None,
+) -> list[BoundSlot]:
+    """The checked slot list, in slot order (see the module docstring). ``names``: the kernel's name for each
+    slot that has one (what ``--bind NAME=`` takes), used in the messages and kept on each :class:`BoundSlot`."""
+    names = names or {}
     declared = {row.slot: row for row in slots}
     table = ", ".join(f"{row.slot}:{_ACCESS_TEXT[row.access]}" for row in sorted(slots, key=lambda r: r.slot))
     seen: dict[int, BindSpec] = {}
@@ -119,8 +101,10 @@ def plan_bindings(slots: Sequence[SlotSpec], binds: Sequence[BindSpec], outs: Se
         seen[spec.slot] = spec
     missing = [slot for slot in sorted(declared) if slot not in seen]
     if missing:
-        wanted = " ".join(f"--bind {s}=FILE.npy:{_ACCESS_TEXT[declared[s].access]}" for s in missing)
-        raise BindError("--bind", f"slot(s) {missing} declared by the kernel are not bound; add {wanted}")
+        wanted = " ".join(f"--bind {names.get(s, s)}=FILE.npy:{_ACCESS_TEXT[declared[s].access]}" for s in missing)
+        named = [names[s] for s in missing if s in names]
+        also = f" ({', '.join(named)})" if named else ""
+        raise BindError("--bind", f"slot(s) {missing}{also} declared by the kernel are not bound; add {wanted}")
     out_paths: dict[int, Path] = {}
     for out in outs:
         if out.slot not in seen:
@@ -143,7 +127,11 @@ def plan_bindings(slots: Sequence[SlotSpec], binds: Sequence[BindSpec], outs: Se
                 f"{row.element_size}-byte elements",
                 input_file=True,
             )
-        planned.append(BoundSlot(slot, spec.path, array, spec.access or row.access, row.access, out_paths.get(slot)))
+        planned.append(
+            BoundSlot(
+                slot, spec.path, array, spec.access or row.access, row.access, out_paths.get(slot), names.get(slot)
+            )
+        )
     return planned
 
 

@@ -35,6 +35,7 @@ from accelcore.submission import EventStatus, Timeout
 
 from .artifacts import Artifact
 from .bindings import BoundSlot
+from .failures import InterruptedWork
 
 __all__ = ["RunFailure", "RunResult", "choose_domain", "run_once"]
 
@@ -119,7 +120,8 @@ def run_once(
         ref = ArtifactRef(artifact.format, artifact.target, MemorySource(artifact.payload), resident_bytes)
         program = _phase("load", device.load_artifact, ref)
         load_s = time.perf_counter() - started
-        plan = [Binding(str(s.slot), s.slot, s.access, s.array, readback=s.out is not None) for s in slots]
+        # Named as the kernel names them, so a refusal says "argument y", not "argument 2".
+        plan = [Binding(s.name or str(s.slot), s.slot, s.access, s.array, readback=s.out is not None) for s in slots]
         try:
             # The package sizes each temporary buffer to what the dispatch may reach (docs/python.md).
             run = Run(device, program, plan, timeout, label="the kernel", progress=progress, package=artifact.package)
@@ -149,6 +151,11 @@ def run_once(
     except RunFailure as exc:
         exc.needs_discard = device.engine.state is EngineState.NEEDS_DISCARD
         raise
+    except KeyboardInterrupt:  # Ctrl-C in this process (accel run --in-process): say where it came
+        raise InterruptedWork(
+            f"interrupted (SIGINT, Ctrl-C) during the {progress.phase} phase of the run in this process: the device "
+            "was closed (a kernel still running is left to its driver) and no --out file was written"
+        ) from None
     finally:
         timings = dict(progress.timings)
         timings["allocate_s"] = context_s + timings.get("allocate_s", 0.0)

@@ -19,13 +19,17 @@ that fails and then passes on a retry is ``flake`` either way, but only an unlis
 from __future__ import annotations
 
 import datetime as dt
+import difflib
 import fnmatch
 import json
 import tomllib
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+
+from accelcore.errors import BackendError
+from accelcore.files import read_file
 
 from .selector import DeviceLike, Selector, SelectorError, parse_selector
 
@@ -34,6 +38,7 @@ __all__ = [
     "Expectation",
     "ExpectationError",
     "check_cases",
+    "check_cases_offered",
     "check_providers",
     "load_expectations",
     "match_expectation",
@@ -152,18 +157,26 @@ def _parse_entries(entries: Any, source: str, kind: str) -> list[Expectation]:
     return result
 
 
+MAX_EXPECTATIONS_BYTES = 16 << 20
+"""The most an expectations file (``--expect``) may hold."""
+
+
 def load_expectations(path: Path) -> list[Expectation]:
     """Read ``path`` (TOML, or JSON when it ends in .json); ExpectationError says what is wrong."""
-    try:
-        text = path.read_text(encoding="utf-8")
-    except OSError as exc:
-        raise ExpectationError(f"{path}: cannot read ({exc.strerror})") from None
+    try:  # a regular file of at most MAX_EXPECTATIONS_BYTES, never a FIFO or device (accelcore.files)
+        text = read_file(path, "expectations file", MAX_EXPECTATIONS_BYTES).decode("utf-8")
+    except FileNotFoundError:
+        raise ExpectationError(f"no such file: {path}") from None
+    except BackendError as exc:
+        raise ExpectationError(exc.message) from None
     except UnicodeDecodeError:
         raise ExpectationError(f"{path}: not UTF-8 text") from None
     try:
         document = json.loads(text) if path.suffix.lower() == ".json" else tomllib.loads(text)
     except (tomllib.TOMLDecodeError, json.JSONDecodeError) as exc:
         raise ExpectationError(f"{path}: {exc}") from None
+    except RecursionError:
+        raise ExpectationError(f"{path}: nested too deeply to be an expectations file") from None
     return parse_expectations(document, str(path))
 
 
@@ -199,6 +212,44 @@ WORKER_CASE = "worker"
 """The case id of a worker that died (always valid in an expectation)."""
 
 
+def _unknown_case(expectation: Expectation, whose: str, known: Sequence[str]) -> ExpectationError:
+    """The error for a case pattern matching none of ``known``: the closest ids (difflib), not all of them."""
+    close = difflib.get_close_matches(expectation.case, known, n=3, cutoff=0.6)
+    if close:
+        hint = f"did you mean {' or '.join(map(repr, close))}?"
+    else:
+        prefixes = sorted({case.split(".")[0] + "." for case in known})
+        hint = f"no case id is close; the ids of {whose} begin with {', '.join(prefixes)}"
+    return ExpectationError(
+        f"{expectation.where}: case {expectation.case!r} matches no case id of {whose}; {hint} "
+        f"(or {WORKER_CASE!r} for a worker that died; fnmatch globs allowed)"
+    )
+
+
+def check_cases_offered(
+    expectations: Sequence[Expectation],
+    offered: Callable[[str], frozenset[str] | None],
+    families: Sequence[str],
+) -> list[Expectation]:
+    """ExpectationError for an entry whose case pattern matches no case id its provider can offer on any device,
+    whatever devices run (``offered``: :func:`accel_cli.case_catalogue.offered_case_ids`). An entry without a
+    provider is judged against every family in ``families``. Returns the entries it cannot judge (a family with no
+    catalogue), for :func:`check_cases` after the run."""
+    undecided = []
+    for expectation in expectations:
+        if expectation.case == WORKER_CASE:
+            continue
+        provider = expectation.selector.provider
+        catalogues = [offered(name) for name in ([provider] if provider is not None else families)]
+        if not catalogues or any(catalogue is None for catalogue in catalogues):
+            undecided.append(expectation)
+            continue
+        known = sorted(set().union(*(c for c in catalogues if c is not None)))
+        if not any(fnmatch.fnmatchcase(case, expectation.case) for case in known):
+            raise _unknown_case(expectation, provider or "any provider", known)
+    return undecided
+
+
 def check_cases(expectations: Sequence[Expectation], case_ids: dict[str, Sequence[str]]) -> None:
     """ExpectationError for an entry whose case pattern matches no case id its provider offers.
 
@@ -217,10 +268,7 @@ def check_cases(expectations: Sequence[Expectation], case_ids: dict[str, Sequenc
             continue
         if expectation.case == WORKER_CASE or any(fnmatch.fnmatchcase(c, expectation.case) for c in known):
             continue
-        raise ExpectationError(
-            f"{expectation.where}: case {expectation.case!r} matches no case id of "
-            f"{provider or 'any provider'}; valid: {', '.join(known)} (or {WORKER_CASE!r}; fnmatch globs allowed)"
-        )
+        raise _unknown_case(expectation, provider or "any provider", known)
 
 
 def _toml_string(text: str) -> str:

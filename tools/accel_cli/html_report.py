@@ -19,6 +19,7 @@ thead th{background:#f2f2f2;vertical-align:bottom}
 .pass{background:#d4f7d4}.fail{background:#f9c0c0;font-weight:bold}.skip{background:#eee;color:#666}
 .xfail{background:#fde8b0}.xpass{background:#c9e3ff;font-weight:bold}.none{color:#aaa}
 .timeout,.crash{background:#f7a0a0;font-weight:bold}.flake{background:#ecd2f7}
+.interrupted{background:#fff;color:#a11;font-style:italic}
 dt{font-family:ui-monospace,monospace;margin-top:.6rem}dd{white-space:pre-wrap;margin-left:1.5rem}
 .ok{color:#176f2c}.bad{color:#a11}
 """
@@ -32,9 +33,16 @@ _SYMBOL = {
     "skip": "skip",
     "xfail": "xfail",
     "xpass": "XPASS",
+    "interrupted": "INTERRUPTED",
 }
 SLOWEST = 10
 """How many of the slowest cells the page lists."""
+
+
+def _headline(matrix: Matrix) -> str:
+    if matrix.interrupted or matrix.interrupted_cells():
+        return "INTERRUPTED (Ctrl-C): a partial run"
+    return "UNEXPECTED RESULTS"
 
 
 def matrix_to_html(matrix: Matrix, *, strict: bool = False, title: str = "accel conformance") -> str:
@@ -46,7 +54,7 @@ def matrix_to_html(matrix: Matrix, *, strict: bool = False, title: str = "accel 
         '<html lang="en"><head><meta charset="utf-8">',
         f"<title>{esc(title)}</title><style>{_CSS}{HEATMAP_CSS}</style></head><body>",
         f"<h1>{esc(title)}</h1>",
-        f'<p class="{"ok" if ok else "bad"}">{"OK" if ok else "UNEXPECTED RESULTS"} — '
+        f'<p class="{"ok" if ok else "bad"}">{"OK" if ok else _headline(matrix)} — '
         + ", ".join(f"{v} {k}" for k, v in counts.items())
         + f" over {len(matrix.runs)} device(s)</p>",
         "<table><thead><tr><th>case</th>",

@@ -3,14 +3,18 @@
 A :class:`DeviceRun` is one device's outcome on one host: ``completed`` (the
 worker wrote its report), ``crashed`` (the worker died: a signal or a
 non-zero exit without a report), ``timeout`` (killed after the per-device
-limit) or ``unavailable`` (the device could not be opened for the suite).
+limit), ``unavailable`` (the device could not be opened for the suite),
+``stopped`` (not started: --max-fails) or ``interrupted`` (Ctrl-C ended the
+run: its worker was killed, or it never started).
 Every run that did not complete carries a synthetic case ``worker`` that
 failed with the reason, so it counts as an unexpected failure unless an
 expectation covers it.
 
 Verdicts: pass, fail, timeout (past --case-timeout), crash (the worker died in
 the case), flake (failed, then passed on a retry), skip, xfail (failed as
-expected), xpass (an expected failure passed). ``fail``, ``timeout`` and
+expected), xpass (an expected failure passed), interrupted (Ctrl-C came while
+it ran or before it: no outcome; never judged by an expectation; a matrix with
+one is not ok). ``fail``, ``timeout`` and
 ``crash`` always make the run unsuccessful; ``xpass`` and a flake no
 ``[[flake]]`` entry lists do under ``--strict``. A run of ``--shard I/N``
 records its shard and full case order; :func:`merge` folds a device's shards.
@@ -27,10 +31,13 @@ from pathlib import Path
 from typing import Any
 
 import accelcore
+from accelcore.errors import BackendError
+from accelcore.files import read_file
 
 from .expectations import Expectation, match_expectation, match_flake
 
 __all__ = [
+    "INTERRUPTED",
     "MATRIX_FORMAT",
     "WORKER_CASE",
     "CaseCell",
@@ -45,14 +52,35 @@ __all__ = [
 
 MATRIX_FORMAT = "accel-conformance-matrix/1"
 WORKER_CASE = "worker"
-VERDICTS = ("pass", "fail", "timeout", "crash", "flake", "skip", "xfail", "xpass")
+VERDICTS = ("pass", "fail", "timeout", "crash", "flake", "skip", "xfail", "xpass", "interrupted")
 FAILING_VERDICTS = ("fail", "timeout", "crash")
 """Unexpected failures: ``timeout`` ran past --case-timeout, ``crash`` killed its worker."""
-OUTCOMES = ("completed", "crashed", "timeout", "unavailable", "stopped")
+OUTCOMES = ("completed", "crashed", "timeout", "unavailable", "stopped", "interrupted")
+INTERRUPTED = "interrupted"
+"""The raw status and verdict of a case Ctrl-C left unfinished, and the outcome of a run it ended."""
 
 
 class MatrixFormatError(ValueError):
     """A report file is not an accel conformance matrix (names the file and the problem)."""
+
+
+def _object(value: Any, what: str) -> Mapping[str, Any]:
+    """``value`` when it is a JSON object; TypeError naming ``what`` (a report's null or number) otherwise."""
+    if not isinstance(value, Mapping):
+        raise TypeError(f"{what} is {_json_type(value)}, not an object")
+    return value
+
+
+def _array(value: Any) -> list[Any] | tuple[Any, ...]:
+    """``value`` when it is a JSON array; TypeError otherwise."""
+    if not isinstance(value, list | tuple):
+        raise TypeError(f"{_json_type(value)} where a list belongs")
+    return value
+
+
+def _json_type(value: Any) -> str:
+    names = {type(None): "null", bool: "a boolean", int: "a number", float: "a number", str: "a string"}
+    return names.get(type(value), "a list" if isinstance(value, list) else type(value).__name__)
 
 
 @dataclass(frozen=True, slots=True)
@@ -91,7 +119,7 @@ class DeviceRecord:
             index=int(data["index"]),
             name=str(data["name"]),
             uuid=bytes.fromhex(str(data["uuid"]).replace("-", "")),
-            native={str(k): str(v) for k, v in dict(data.get("native", {})).items()},
+            native={str(k): str(v) for k, v in _object(data.get("native", {}), "a device's native").items()},
         )
 
 
@@ -132,7 +160,8 @@ class CaseCell:
 
     @classmethod
     def from_json(cls, data: Mapping[str, Any]) -> CaseCell:
-        expectation = data.get("expectation")
+        data = _object(data, "a case")
+        expectation = _object(data.get("expectation") or {}, f"case {data.get('id')!r}: its expectation")
         return cls(
             id=str(data["id"]),
             status=str(data["status"]),
@@ -140,8 +169,10 @@ class CaseCell:
             duration_s=float(data.get("duration_s", 0.0)),
             verdict=str(data.get("verdict", "")),
             expectation={str(k): str(v) for k, v in expectation.items()} if expectation else None,
-            metrics=dict(data.get("metrics") or {}),
-            attempts=tuple(dict(a) for a in data.get("attempts") or ()),
+            metrics=dict(_object(data.get("metrics") or {}, f"case {data.get('id')!r}: its metrics")),
+            attempts=tuple(
+                dict(_object(a, f"case {data.get('id')!r}: an attempt")) for a in _array(data.get("attempts") or ())
+            ),
         )
 
 
@@ -178,17 +209,18 @@ class DeviceRun:
 
     @classmethod
     def from_json(cls, data: Mapping[str, Any]) -> DeviceRun:
+        data = _object(data, "a run")
         return cls(
-            device=DeviceRecord.from_json(data["device"]),
+            device=DeviceRecord.from_json(_object(data["device"], "a run's device")),
             host=str(data["host"]),
             outcome=str(data["outcome"]),
-            cases=tuple(CaseCell.from_json(c) for c in data.get("cases", [])),
+            cases=tuple(CaseCell.from_json(c) for c in _array(data.get("cases", []))),
             detail=str(data.get("detail", "")),
             exit_code=None if data.get("exit_code") is None else int(data["exit_code"]),
             duration_s=float(data.get("duration_s", 0.0)),
             label=str(data.get("label", "")),
             shard=str(data.get("shard", "")),
-            case_order=tuple(str(c) for c in data.get("case_order", ())),
+            case_order=tuple(str(c) for c in _array(data.get("case_order", ()))),
         )
 
     def cell(self, case_id: str) -> CaseCell | None:
@@ -199,6 +231,8 @@ class DeviceRun:
 
 
 def _verdict(status: str, expected: bool) -> str:
+    if status == INTERRUPTED:
+        return INTERRUPTED  # no outcome to judge
     if status == "passed":
         return "xpass" if expected else "pass"
     if status == "skipped":
@@ -234,6 +268,8 @@ class Matrix:
     runs: tuple[DeviceRun, ...]
     generated: str = ""
     sources: tuple[str, ...] = ()
+    interrupted: bool = False
+    """Ctrl-C ended the run (or one of the merged runs) before every case had run: a partial matrix."""
 
     @property
     def case_ids(self) -> list[str]:
@@ -257,10 +293,13 @@ class Matrix:
         return ids
 
     def counts(self) -> dict[str, int]:
+        """Cells per verdict; ``interrupted`` only when there are some (a complete run's summary is unchanged)."""
         totals = dict.fromkeys(VERDICTS, 0)
         for run in self.runs:
             for case in run.cases:
                 totals[case.verdict] = totals.get(case.verdict, 0) + 1
+        if not totals[INTERRUPTED]:
+            del totals[INTERRUPTED]
         return totals
 
     def unexpected_failures(self) -> list[tuple[DeviceRun, CaseCell]]:
@@ -279,8 +318,15 @@ class Matrix:
     def unexpected_passes(self) -> list[tuple[DeviceRun, CaseCell]]:
         return [(run, case) for run in self.runs for case in run.cases if case.verdict == "xpass"]
 
+    def interrupted_cells(self) -> list[tuple[DeviceRun, CaseCell]]:
+        """Cells Ctrl-C left without an outcome."""
+        return [(run, case) for run in self.runs for case in run.cases if case.verdict == INTERRUPTED]
+
     def ok(self, *, strict: bool) -> bool:
-        """No unexpected failure; under ``strict`` also no XPASS and no flake a [[flake]] entry does not cover."""
+        """No unexpected failure and not interrupted; under ``strict`` also no XPASS and no flake a [[flake]]
+        entry does not cover."""
+        if self.interrupted or self.interrupted_cells():
+            return False
         return not self.unexpected_failures() and not (
             strict and (self.unexpected_passes() or self.flakes(known=False))
         )
@@ -297,6 +343,7 @@ class Matrix:
             "sources": list(self.sources),
             "strict": strict,
             "ok": self.ok(strict=strict),
+            "interrupted": self.interrupted,
             "summary": {
                 **counts,
                 "devices": len(self.runs),
@@ -342,20 +389,33 @@ def matrix_from_json(document: Any, source: str) -> Matrix:
         found = document.get("format") if isinstance(document, dict) else type(document).__name__
         raise MatrixFormatError(f"{source}: not an accel conformance matrix (format {found!r}, want {MATRIX_FORMAT!r})")
     try:
-        runs = tuple(DeviceRun.from_json(run) for run in document["runs"])
+        runs = tuple(DeviceRun.from_json(run) for run in _array(document["runs"]))
     except (KeyError, TypeError, ValueError) as exc:
         raise MatrixFormatError(f"{source}: malformed run entry ({type(exc).__name__}: {exc})") from None
-    return Matrix(runs=runs, generated=str(document.get("generated", "")), sources=(source,))
+    return Matrix(
+        runs=runs,
+        generated=str(document.get("generated", "")),
+        sources=(source,),
+        interrupted=bool(document.get("interrupted", False)),  # reports before this field: not interrupted
+    )
+
+
+MAX_REPORT_BYTES = 256 << 20
+"""The most a report file (``--merge``, ``--durations``) may hold."""
 
 
 def load_matrix(path: Path) -> Matrix:
     """Read one ``--json`` report; MatrixFormatError names the file and the problem."""
-    try:
-        document = json.loads(path.read_text(encoding="utf-8"))
-    except OSError as exc:
-        raise MatrixFormatError(f"{path}: cannot read ({exc.strerror})") from None
+    try:  # a regular file of at most MAX_REPORT_BYTES, never a FIFO or device (accelcore.files)
+        document = json.loads(read_file(path, "report file", MAX_REPORT_BYTES).decode("utf-8"))
+    except FileNotFoundError:
+        raise MatrixFormatError(f"no such file: {path}") from None
+    except BackendError as exc:
+        raise MatrixFormatError(exc.message) from None
     except (UnicodeDecodeError, json.JSONDecodeError) as exc:
         raise MatrixFormatError(f"{path}: not JSON ({exc})") from None
+    except RecursionError:
+        raise MatrixFormatError(f"{path}: nested too deeply to be a conformance report") from None
     return matrix_from_json(document, str(path))
 
 
@@ -413,4 +473,5 @@ def merge(matrices: Sequence[Matrix]) -> Matrix:
         for r in runs
     ]
     sources = tuple(source for matrix in matrices for source in matrix.sources)
-    return Matrix(runs=with_unique_labels(runs), generated=now_iso(), sources=sources)
+    interrupted = any(matrix.interrupted for matrix in matrices)
+    return Matrix(runs=with_unique_labels(runs), generated=now_iso(), sources=sources, interrupted=interrupted)

@@ -14,7 +14,11 @@ the end and adds a failed ``worker`` case naming the signal or exit status and
 the tail of its stderr. ``CaseOptions.max_fails`` stops scheduling: running
 workers are killed, unrun cases recorded as skipped saying why, devices not
 started become ``stopped`` runs. Shards (``CaseOptions.shard``) and skips are
-applied in the worker (it knows the device's case list).
+applied in the worker (it knows the device's case list). Ctrl-C (``KeyboardInterrupt``
+in :func:`run_devices`) kills every running worker at once and raises
+:class:`ConformanceInterrupted` holding the partial runs: the cases reported
+before it keep their results, the case a worker was running and those not run
+yet are ``interrupted`` cells, and devices not started are ``interrupted`` runs.
 Progress: the caller's ``on_progress`` is called from this thread whenever a
 worker reports a case.
 """
@@ -22,6 +26,7 @@ worker reports a case.
 from __future__ import annotations
 
 import json
+import os
 import signal
 import subprocess
 import tempfile
@@ -34,10 +39,11 @@ from typing import Any
 from accelcore._child import child_environment, python_module_command
 from accelcore.registry import DeviceEntry
 
-from .matrix import WORKER_CASE, CaseCell, DeviceRecord, DeviceRun, hostname
+from .failures import InterruptedWork
+from .matrix import INTERRUPTED, WORKER_CASE, CaseCell, DeviceRecord, DeviceRun, hostname
 from .shard import Shard
 
-__all__ = ["CaseOptions", "DeviceProgress", "run_devices"]
+__all__ = ["CaseOptions", "ConformanceInterrupted", "DeviceProgress", "run_devices"]
 
 _POLL_S = 0.05
 _STDERR_TAIL = 1500
@@ -92,6 +98,14 @@ class _Worker:
     handled: int = 0
     only: list[str] = field(default_factory=list)
     """A retry worker's cases: those it did not get to are queued again when it ends."""
+
+
+def _kill_group(process: subprocess.Popen[bytes]) -> None:
+    """SIGKILL a worker and its process group (what it started too)."""
+    try:
+        os.killpg(process.pid, signal.SIGKILL)
+    except (ProcessLookupError, PermissionError):
+        process.kill()
 
 
 def _record(entry: DeviceEntry) -> DeviceRecord:
@@ -177,16 +191,20 @@ def _start(
     stderr = scratch / f"worker{number}.stderr"
     events.touch()
     arguments = ["--device", entry.device_id, "--uuid", entry.uuid.hex(), "--events", str(events)]
-    for case_id in select or ():
-        arguments += ["--select", case_id]
     arguments += ["--suite", suite] + (["--quick"] if quick else [])
+    if select:  # in the plan file, not on the command line: a million ids exceed any argument list
+        plan = {**(plan or {}), "select": list(select)}
     if plan:
         plan_path = scratch / f"worker{number}.plan.json"
         plan_path.write_text(json.dumps(plan), encoding="utf-8")
         arguments += ["--plan", str(plan_path)]
     command = python_module_command("accel_cli.worker", *arguments)
     with open(stderr, "wb") as err:
-        process = subprocess.Popen(command, stdin=subprocess.DEVNULL, stdout=err, stderr=err, env=child_environment())
+        # Its own process group: a terminal's Ctrl-C reaches accel alone, which ends the workers (and whatever
+        # they started) and writes the partial reports; a worker never half-reports an interrupted case.
+        process = subprocess.Popen(
+            command, stdin=subprocess.DEVNULL, stdout=err, stderr=err, env=child_environment(), process_group=0
+        )
     return _Worker(entry, process, events, stderr, time.perf_counter(), progress or DeviceProgress(entry))
 
 
@@ -247,6 +265,55 @@ class _Scheduler:
     # -- scheduling -------------------------------------------------------------------------------
 
     def run(self) -> list[DeviceRun]:
+        try:
+            return self._run()
+        except KeyboardInterrupt:
+            what = self._interrupt()
+            raise ConformanceInterrupted(what, [self.results[i] for i in sorted(self.results)]) from None
+
+    def _interrupt(self) -> str:
+        """Ctrl-C: kill every running worker first, then end each device's run with what it reported before;
+        what it had not finished is ``interrupted`` (see the module docstring). Returns what was running."""
+        for device in self.active:
+            if device.worker is not None and device.worker.process.poll() is None:
+                _kill_group(device.worker.process)
+        running = []
+        for device in list(self.active):
+            worker, device.worker = device.worker, None
+            try:
+                if worker is not None:
+                    worker.process.wait()
+                    self._drain(device, worker)  # the cases it finished before the signal
+                    if worker.current is not None and worker.current not in device.cells:
+                        spent = time.perf_counter() - worker.current_started
+                        running.append(f"{device.entry.device_id} (case {worker.current})")
+                        reason = f"interrupted (SIGINT) after {spent:.1f} s of it; its worker was killed"
+                        device.cells[worker.current] = CaseCell(worker.current, INTERRUPTED, reason, spent)
+                    elif worker.current is None:
+                        running.append(device.entry.device_id)
+                for case_id in device.queue:  # a retry that did not come: its first attempt stands
+                    device.cells.setdefault(case_id, _cell(device.attempts[case_id][0]))
+                not_run = "not run: the run was interrupted (SIGINT)"
+                for case_id in [*device.remaining, *(device.order or [])]:
+                    device.cells.setdefault(case_id, CaseCell(case_id, INTERRUPTED, not_run))
+            finally:
+                device.queue, device.remaining = [], []
+                done = sum(1 for cell in device.cells.values() if cell.status != INTERRUPTED)
+                planned = f" of {len(device.order)}" if device.order is not None else ""
+                device.outcome = INTERRUPTED
+                device.detail = f"interrupted (SIGINT) after {done}{planned} cases; its worker was killed"
+                device.exit_code = worker.process.returncode if worker is not None else None
+                self._finish(device)
+        shard = self.options.shard.text if self.options.shard is not None else ""
+        for device in self.pending:
+            note = "not started: the run was interrupted (SIGINT)"
+            self.results[device.number] = DeviceRun(
+                _record(device.entry), self.host, INTERRUPTED, (), note, None, 0.0, shard=shard
+            )
+        self.pending = []
+        return ", ".join(running)
+
+    def _run(self) -> list[DeviceRun]:
         while self.pending or self.active:
             while self.pending and len(self.active) < self.jobs and not self.stopped:
                 device = self.pending.pop(0)
@@ -338,7 +405,7 @@ class _Scheduler:
 
     @staticmethod
     def _kill(worker: _Worker) -> None:
-        worker.process.kill()
+        _kill_group(worker.process)
         worker.process.wait()
 
     def _take_start(self, device: _Device, worker: _Worker) -> None:
@@ -513,6 +580,21 @@ class _Scheduler:
         self._notify(device)
 
 
+class ConformanceInterrupted(InterruptedWork):
+    """Ctrl-C stopped :func:`run_devices`: ``runs`` are the partial runs (one per device, in order), every
+    worker was killed; ``running`` names the devices (and cases) that were running."""
+
+    def __init__(self, running: str, runs: list[DeviceRun]) -> None:
+        finished = sum(1 for run in runs if run.outcome != INTERRUPTED)
+        where = f" while running {running}" if running else ""
+        super().__init__(
+            f"interrupted (SIGINT, Ctrl-C){where}: {finished} of {len(runs)} device(s) had finished, "
+            "every conformance worker was killed"
+        )
+        self.running = running
+        self.runs = runs
+
+
 def run_devices(
     entries: Sequence[DeviceEntry],
     *,
@@ -524,7 +606,8 @@ def run_devices(
     quick: bool = False,
     options: CaseOptions | None = None,
 ) -> list[DeviceRun]:
-    """One DeviceRun per entry, in ``entries`` order; at most ``jobs`` devices at a time."""
+    """One DeviceRun per entry, in ``entries`` order; at most ``jobs`` devices at a time. Ctrl-C →
+    :class:`ConformanceInterrupted` with the partial runs (the workers killed)."""
     with tempfile.TemporaryDirectory(prefix="accel-conformance-") as tmp:
         scheduler = _Scheduler(
             entries, Path(tmp), timeout_s, jobs, select, on_progress, suite, quick, options or CaseOptions()

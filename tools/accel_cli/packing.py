@@ -23,6 +23,7 @@ from typing import Any, TypeVar
 import click
 
 from accelcore.errors import BackendError
+from accelcore.files import read_regular_file
 from accelcore.package import (
     MAX_AGGREGATE_BYTES,
     Coverage,
@@ -35,10 +36,12 @@ from accelcore.package import (
 
 from .artifacts import FileKind, PackOptions
 from .bindspec import ACCESS_SUFFIXES
+from .failures import UsageProblem
 
 __all__ = [
     "KIND_NAMES",
     "cli_words",
+    "device_words",
     "dispatch_from",
     "pack_module",
     "pack_options",
@@ -278,17 +281,14 @@ def by_value_arguments(pairs: tuple[tuple[str, str], ...]) -> dict[int | str, An
 
 def _value_file(name: str, path_text: str) -> bytes:
     path = Path(path_text)
-    try:
-        with path.open("rb") as handle:
-            data = handle.read(MAX_AGGREGATE_BYTES + 1)
+    try:  # never a FIFO or device: accelcore.files (exit 2, and JSON under --json)
+        data = read_regular_file(path, MAX_AGGREGATE_BYTES + 1)
     except OSError as exc:
-        raise click.BadParameter(
-            f"{name}=@{path_text}: cannot read the file ({exc.strerror})", param_hint="--arg"
-        ) from None
+        raise UsageProblem(f"{name}=@{path_text}: cannot read the file ({exc.strerror})", argument="--arg") from None
     if len(data) > MAX_AGGREGATE_BYTES:
-        raise click.BadParameter(
+        raise UsageProblem(
             f"{name}=@{path_text}: the file is over {MAX_AGGREGATE_BYTES} bytes; a by-value struct is at most that",
-            param_hint="--arg",
+            argument="--arg",
         )
     return data
 
@@ -329,6 +329,26 @@ def cli_words(message: str) -> str:
         else:
             message = pattern.sub(replacement, message)
     return re.sub(r" +([,;:)]|$)", r"\1", re.sub(r"  +", " ", message))
+
+
+_DEVICE_WORDS: tuple[tuple[re.Pattern[str], str], ...] = (
+    (
+        re.compile(r"\bor ANY_LOCAL_SIZE \(the driver chooses a local size that divides it\)"),
+        "or leave out --local-size (the driver then chooses a local size that divides it)",
+    ),
+    (
+        re.compile(r"\(ANY_LOCAL_SIZE is for GLOBAL and FROM_BINDING dispatches\)"),
+        "(leaving out --local-size is for --global and --grid-from dispatches)",
+    ),
+)
+
+
+def device_words(message: str) -> str:
+    """A provider's refusal at load or submit with the package's internal names (``ANY_LOCAL_SIZE``) replaced
+    by what the CLI user types instead (leaving out ``--local-size``)."""
+    for pattern, replacement in _DEVICE_WORDS:
+        message = pattern.sub(replacement, message)
+    return message
 
 
 def pack_module(data: bytes, kind: FileKind, options: PackOptions) -> KernelPackage:

@@ -33,7 +33,7 @@ import sys
 import tempfile
 import time
 import traceback
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any
@@ -41,6 +41,7 @@ from typing import IO, Any
 from accelcore._child import child_environment, python_module_command
 
 from .execute import RunFailure, RunResult
+from .failures import InterruptedWork
 
 __all__ = ["GRACE_S", "WorkerFailure", "WorkerSetupError", "run_in_worker"]
 
@@ -133,8 +134,12 @@ def run_in_worker(
     domain: Any,
     resident_bytes: int,
     wait_limit_s: float | None,
+    on_phase: Callable[[str], None] | None = None,
 ) -> RunResult:
-    """Run once in a worker: its RunResult, or its RunFailure re-raised here, or WorkerFailure."""
+    """Run once in a worker: its RunResult, or its RunFailure re-raised here, or WorkerFailure.
+
+    ``on_phase`` hears each phase the worker enters (``execute`` at the submission, ``transfer-out`` once the
+    kernel ended), as the parent sees it in the worker's events."""
     timeout_s = None if timeout.ns is None else timeout.ns / 1e9
     kernel_limit = min((v for v in (timeout_s, wait_limit_s) if v is not None), default=None)
     with tempfile.TemporaryDirectory(prefix="accel-run-") as tmp:
@@ -166,12 +171,20 @@ def run_in_worker(
                 now_phase = "transfer-out" if "executed" in seen else "execute" if "submit" in seen else "setup"
                 if now_phase != phase:
                     phase, since = now_phase, time.monotonic()
+                    if on_phase is not None:
+                        on_phase(phase)
                 limit = kernel_limit if phase == "execute" else wait_limit_s
                 if limit is not None and time.monotonic() - since > limit + GRACE_S and process.poll() is None:
                     _kill_group(process)
                     killed = "--timeout" if phase == "execute" and limit == timeout_s else "--wait"
+        except KeyboardInterrupt:
+            _kill_group(process)  # before anything else: a second Ctrl-C must not leave it running
+            raise InterruptedWork(
+                f"interrupted (SIGINT, Ctrl-C) during the {phase} phase of the run on {device_id}: the run worker "
+                "and its process group were killed (SIGKILL); no --out file was written"
+            ) from None
         finally:
-            if process.poll() is None:  # the parent is leaving (an exception, Ctrl-C): no orphan
+            if process.poll() is None:  # the parent is leaving (an exception): no orphan
                 _kill_group(process)
         code = process.returncode
         outcome: dict[str, Any] | None = None

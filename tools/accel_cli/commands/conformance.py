@@ -6,6 +6,7 @@ import csv
 import datetime as dt
 import io
 import json
+import re
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -15,6 +16,10 @@ from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TaskID, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
+from accelcore.errors import BackendError
+from accelcore.files import read_file
+
+from ..case_catalogue import offered_case_ids
 from ..caseselect import check_case_selection
 from ..duration import parse_duration
 from ..exitcodes import ExitCode
@@ -24,18 +29,19 @@ from ..expectations import (
     ExpectationError,
     baseline_toml,
     check_cases,
+    check_cases_offered,
     check_providers,
     device_selector_for,
     load_expectations,
     match_expectation,
 )
-from ..failures import DeviceFailure, InputRejected, UsageProblem
+from ..failures import DeviceFailure, InputRejected, Interrupted, UsageProblem
 from ..html_report import matrix_to_html
 from ..inventory import discover, known_family_names
 from ..junit import matrix_to_junit
 from ..matrix import Matrix, MatrixFormatError, load_matrix, now_iso, with_unique_labels
 from ..matrix import merge as merge_matrices
-from ..orchestrate import CaseOptions, DeviceProgress, run_devices
+from ..orchestrate import CaseOptions, ConformanceInterrupted, DeviceProgress, run_devices
 from ..render import console, error_boundary, set_json_mode
 from ..shard import Shard, device_key, parse_shard, plan_durations
 
@@ -50,6 +56,7 @@ _STYLE = {
     "skip": "dim",
     "xfail": "yellow",
     "xpass": "bold blue",
+    "interrupted": "bold red italic",
 }
 _TEXT = {
     "pass": "pass",
@@ -60,6 +67,7 @@ _TEXT = {
     "skip": "skip",
     "xfail": "xfail",
     "xpass": "XPASS",
+    "interrupted": "INTERRUPTED",
 }
 
 
@@ -148,6 +156,8 @@ def _print_matrix(matrix: Matrix, *, reasons: bool, strict: bool) -> None:
     failures = matrix.unexpected_failures()
     passes = matrix.unexpected_passes()
     verdict = "OK" if matrix.ok(strict=strict) else "FAILED"
+    if matrix.interrupted or matrix.interrupted_cells():
+        verdict = "INTERRUPTED (a partial run)"
     out.print(f"{verdict}: {summary or 'no cases'} on {len(matrix.runs)} device(s)")
     for run, cell in failures:
         out.print(f"  unexpected failure: {run.label} {cell.id}: {cell.reason.splitlines()[0] if cell.reason else ''}")
@@ -180,9 +190,26 @@ def _load_expect(values: Sequence[str], *, merge: bool) -> list[Expectation] | N
             raise InputRejected(str(exc), argument="--expect") from None
     try:
         check_providers(expectations, known_family_names())
+        _undecided([e for e in expectations if e.source != str(DEFAULT_EXPECTATIONS)])  # typos, before any run
     except ExpectationError as exc:
         raise InputRejected(str(exc), argument="--expect") from None
     return expectations
+
+
+def _undecided(expectations: Sequence[Expectation]) -> list[Expectation]:
+    """ExpectationError for an entry whose case its provider cannot offer on any device (the built-in families
+    list every id they have: :mod:`accel_cli.case_catalogue`); the entries of other families, which only the
+    run's reports can judge."""
+    return check_cases_offered(expectations, offered_case_ids, known_family_names())
+
+
+def _judged_after_run(expectations: Sequence[Expectation]) -> list[Expectation]:
+    """The entries the run's reported case ids judge: the shipped list's (its own tests hold it to the cases
+    offered) and those of a named file that no catalogue could judge before the run."""
+    shipped = str(DEFAULT_EXPECTATIONS)
+    return [e for e in expectations if e.source == shipped] + _undecided(
+        [e for e in expectations if e.source != shipped]
+    )
 
 
 def _check_cases(expectations: Sequence[Expectation] | None, matrix: Matrix) -> None:
@@ -190,7 +217,7 @@ def _check_cases(expectations: Sequence[Expectation] | None, matrix: Matrix) -> 
     reported. The shipped file is not checked against the reports: it covers every suite (a merge of
     numerics-only reports holds no ``opencl.long-loop``), and its own tests hold it to the offered cases."""
     shipped = str(DEFAULT_EXPECTATIONS)
-    expectations = [e for e in expectations or () if e.source != shipped]
+    expectations = _undecided([e for e in expectations or () if e.source != shipped])
     if not expectations:
         return
     by_provider: dict[str, set[str]] = {}
@@ -212,12 +239,29 @@ def _write(path: str, text: str, option: str) -> None:
         raise UsageProblem(f"cannot write {path}: {exc.strerror}", argument=option) from None
 
 
+MAX_LIST_BYTES = 64 << 20
+"""The most a ``--cases`` or ``--skips`` file may hold (a million case ids fit)."""
+_CONTROL = re.compile(r"[\x00-\x08\x0e-\x1b\x7f]")
+
+
 def _read_lines(path: str, option: str) -> list[tuple[int, str]]:
     """(line number, text) of every non-empty line of ``path`` without its ``#`` comment."""
-    try:
-        text = Path(path).read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
-        raise InputRejected(f"{path}: cannot read ({getattr(exc, 'strerror', None) or exc})", argument=option) from None
+    try:  # a regular file of at most MAX_LIST_BYTES, never a FIFO or device (accelcore.files)
+        text = read_file(path, "file", MAX_LIST_BYTES).decode("utf-8")
+    except FileNotFoundError:
+        raise InputRejected(f"no such file: {path}", argument=option) from None
+    except BackendError as exc:
+        raise InputRejected(exc.message, argument=option) from None
+    except UnicodeDecodeError as exc:
+        raise InputRejected(f"{path}: cannot read ({exc})", argument=option) from None
+    control = _CONTROL.search(text)  # a NUL, an escape: no case id holds one (and a NUL ends a C string)
+    if control is not None:
+        number = text.count("\n", 0, control.start()) + 1
+        raise InputRejected(
+            f"{path} line {number} holds the control character {control.group()!r}; a case id or pattern never "
+            "does (is it a text file of one id a line?)",
+            argument=option,
+        )
     lines = []
     for number, line in enumerate(text.splitlines(), start=1):
         value = line.split("#", 1)[0].strip()
@@ -402,7 +446,8 @@ def conformance(
 
     Exit status: 0 no unexpected failure, 1 an unexpected failure (or an XPASS
     with --strict), 2 bad usage or selector (or a --case matching no case), 3 a malformed --expect or report
-    file, 4 no device to run on.
+    file, 4 no device to run on, 130 interrupted (Ctrl-C: the workers are killed, the reports asked for are
+    written with the unfinished cells marked interrupted).
     """
     outputs = (("--json", json_path), ("--junit", junit_path), ("--html", html_path), ("--csv", csv_path))
     to_stdout = [o for o, v in outputs if v == "-"]
@@ -413,6 +458,7 @@ def conformance(
         )
     set_json_mode(json_path == "-")
     expectations = _load_expect(expect_values, merge=merge)
+    interrupted: ConformanceInterrupted | None = None
     if merge:
         running = [
             name
@@ -452,6 +498,7 @@ def conformance(
             raise UsageProblem(str(exc), argument="--case-timeout") from None
         shard = _shard(shard_text, durations_path)
         cases = [*cases, *(value for _, value in (_read_lines(cases_file, "--cases") if cases_file else []))]
+        cases = list(dict.fromkeys(cases))  # a caselist may repeat ids
         skip = [(p, f"skipped by --skip {p}") for p in skip_patterns]
         if skips_file:
             skip += [(p, f"skipped by {skips_file}:{n}") for n, p in _read_lines(skips_file, "--skips")]
@@ -476,26 +523,33 @@ def conformance(
             reporter.update(state)
 
         with _Reporter(expectations or ()) as reporter:
-            runs = run_devices(
-                entries,
-                timeout_s=timeout_s,
-                jobs=jobs,
-                select=cases or None,
-                on_progress=on_progress,
-                suite=suite_name,
-                quick=quick,
-                options=options,
-            )
-        check_case_selection(list(cases), [state.available for state in states.values()])
-        known: dict[str, set[str]] = {}
-        for state in states.values():
-            known.setdefault(state.entry.provider.lower(), set()).update(state.available)
-        try:
-            check_cases(expectations or [], {p: sorted(ids) for p, ids in known.items()})
-        except ExpectationError as exc:
-            raise InputRejected(str(exc), argument="--expect") from None
-        matrix = Matrix(runs=with_unique_labels(runs), generated=now_iso()).reclassified(expectations or [])
+            try:
+                runs = run_devices(
+                    entries,
+                    timeout_s=timeout_s,
+                    jobs=jobs,
+                    select=cases or None,
+                    on_progress=on_progress,
+                    suite=suite_name,
+                    quick=quick,
+                    options=options,
+                )
+            except ConformanceInterrupted as exc:  # Ctrl-C: the workers are dead; report what ran (exit 130)
+                runs, interrupted = exc.runs, exc
+        if interrupted is None:  # (a partial run may not have listed every device's cases)
+            check_case_selection(list(cases), [state.available for state in states.values()])
+            known: dict[str, set[str]] = {}
+            for state in states.values():
+                known.setdefault(state.entry.provider.lower(), set()).update(state.available)
+            try:
+                check_cases(_judged_after_run(expectations or []), {p: sorted(ids) for p, ids in known.items()})
+            except ExpectationError as exc:
+                raise InputRejected(str(exc), argument="--expect") from None
+        matrix = Matrix(
+            runs=with_unique_labels(runs), generated=now_iso(), interrupted=interrupted is not None
+        ).reclassified(expectations or [])
     document = matrix.to_json(strict=strict)
+    written = [path for path in (json_path, junit_path, html_path, csv_path) if path is not None and path != "-"]
     if json_path is not None:
         _write(json_path, json.dumps(document, indent=2) + "\n", "--json")
     if junit_path is not None:
@@ -504,7 +558,7 @@ def conformance(
         _write(html_path, matrix_to_html(matrix, strict=strict), "--html")
     if csv_path is not None:
         _write(csv_path, _csv(matrix), "--csv")
-    if baseline_path is not None:
+    if baseline_path is not None and interrupted is None:  # a partial run's failures are no baseline
         failures = matrix.unexpected_failures()
         rows = [(device_selector_for(run.device), cell.id, cell.reason) for run, cell in failures]
         header = f"accel conformance --write-baseline, {now_iso()}: {len(rows)} unexpected failure(s)"
@@ -512,5 +566,9 @@ def conformance(
         _write(baseline_path, text, "--write-baseline")
     if not to_stdout:
         _print_matrix(matrix, reasons=reasons, strict=strict)
+    if interrupted is not None:
+        reports = f"the partial reports: {', '.join(written)}" if written else "no report was asked for"
+        skipped = f"; --write-baseline {baseline_path} was not written (a partial run)" if baseline_path else ""
+        raise Interrupted(f"{interrupted}; unfinished cells are marked interrupted in {reports}{skipped}")
     if not matrix.ok(strict=strict):
         click.get_current_context().exit(int(ExitCode.FAILED))

@@ -14,7 +14,7 @@ from accelcore.errors import BackendError, ErrorKind
 from accelcore.flags import AccessMode, MemoryDomain
 
 from ..artifacts import ArtifactError, load_artifact
-from ..bindings import BindError, length_warnings, plan_bindings
+from ..bindings import BindError, BoundSlot, length_warnings, plan_bindings
 from ..bindspec import parse_bind, parse_out, resolve_names
 from ..duration import parse_duration
 from ..environment import DEVICE_ENV
@@ -22,7 +22,9 @@ from ..execute import RunFailure, run_once
 from ..exitcodes import ExitCode
 from ..failures import CliFailure, DeviceFailure, InputRejected, UsageProblem
 from ..inventory import discover
-from ..packing import pack_options, pack_options_from
+from ..npyfile import ArrayFileError, load_array, output_problem, save_array
+from ..packing import device_words, pack_options, pack_options_from
+from ..progress import RunProgress
 from ..render import console, emit_json, error_boundary, hexuuid, json_mode, set_json_mode
 from ..runworker import GRACE_S, WorkerFailure, WorkerSetupError, run_in_worker
 from ..targets import foreign_binary_problem
@@ -52,26 +54,55 @@ def _split_positionals(args: Sequence[str]) -> tuple[str, str]:
 
 def _failure(exc: RunFailure) -> CliFailure:
     kind = exc.error.kind.name if exc.error is not None else None
+    text = device_words(str(exc))  # the options to type, not the package's internal names
     if exc.indeterminate:
         # Acceptance unknown: a device failure whatever the error's kind (never "input refused").
-        return DeviceFailure(f"{exc} (indeterminate: the provider instance was discarded)", error_kind=kind)
+        return DeviceFailure(f"{text} (indeterminate: the provider instance was discarded)", error_kind=kind)
     if exc.needs_discard and exc.error is not None and exc.error.kind is ErrorKind.DEADLINE_EXPIRED:
         # The deadline passed and the device could not stop the kernel: a device failure (exit 4).
-        return DeviceFailure(f"{exc} (--timeout)", argument="--timeout", error_kind=kind)
+        return DeviceFailure(f"{text} (--timeout)", argument="--timeout", error_kind=kind)
     if exc.phase == "execute" and (exc.error is None or exc.error.kind is not ErrorKind.DEVICE_LOST):
-        return KernelFailed(str(exc), error_kind=kind)
+        return KernelFailed(text, error_kind=kind)
     if exc.error is not None and exc.error.kind is ErrorKind.DEADLINE_EXPIRED:
-        return KernelFailed(f"--timeout: {exc}", argument="--timeout", error_kind=kind)
+        return KernelFailed(f"--timeout: {text}", argument="--timeout", error_kind=kind)
     if exc.phase in ("load", "submit") and exc.error is not None and exc.error.kind in _INPUT_KINDS:
         return InputRejected(
-            f"the device refused the artifact or bindings: {exc}", argument="ARTIFACT", error_kind=kind
+            f"the device refused the artifact or bindings: {text}", argument="ARTIFACT", error_kind=kind
         )
     if exc.error is not None and exc.error.kind is ErrorKind.OUT_OF_BOUNDS and not exc.needs_discard:
         # The guard tail after a --bind array changed: the array is shorter than what the kernel writes.
-        return InputRejected(str(exc), argument="--bind", error_kind=kind)
+        return InputRejected(text, argument="--bind", error_kind=kind)
     if exc.phase == "allocate" and exc.error is not None and exc.error.kind in _INPUT_KINDS:
-        return UsageProblem(str(exc), argument="--bind/--domain", error_kind=kind)
-    return DeviceFailure(str(exc), error_kind=kind)
+        return UsageProblem(text, argument="--bind/--domain", error_kind=kind)
+    return DeviceFailure(text, error_kind=kind)
+
+
+def _slot_names(names: dict[str, int], declared: dict[int, Any]) -> dict[int, str]:
+    """The kernel's name for each slot that has one: the name the Python layer uses for the argument (its
+    declaration's label) when ``--bind`` takes it, else the first name ``--bind`` takes for the slot."""
+    labels: dict[int, str] = {}
+    for name, slot in names.items():
+        labels.setdefault(slot, name)
+    for slot, parameter in declared.items():
+        if parameter.name and names.get(parameter.name) == slot:
+            labels[slot] = parameter.name
+    return labels
+
+
+def _results_line(slots: Sequence[BoundSlot]) -> str:
+    """Where the results went: the --out files, or that nothing was saved and the --out to add."""
+    saved = [s for s in slots if s.out is not None]
+    unsaved = [s for s in slots if s.out is None and int(s.access) & int(AccessMode.WRITE)]
+    parts = []
+    if saved:
+        parts.append("Saved " + ", ".join(f"{s.label} to {s.out}" for s in saved) + ".")
+    if unsaved:
+        add = " ".join(f"--out {s.name or s.slot}=FILE.npy" for s in unsaved)
+        labels = ", ".join(s.label for s in unsaved)
+        parts.append(f"Not saved (no --out): {labels}; add {add} to keep what the kernel wrote.")
+    elif not saved:
+        parts.append("The kernel writes no bound slot: nothing to save.")
+    return " ".join([*parts, "The --bind files are not changed."])
 
 
 @click.command(context_settings={"show_default": True})
@@ -179,6 +210,10 @@ def run(
         out_specs = [parse_out(text) for text in outs]
     except ValueError as exc:
         raise UsageProblem(str(exc), argument="--bind" if "--bind" in str(exc) else "--out") from None
+    for out_spec in out_specs:  # /dev/full, a FIFO, a directory: refused before anything runs
+        problem = output_problem(out_spec.path)
+        if problem is not None:
+            raise UsageProblem(problem, argument="--out")
     try:
         artifact = load_artifact(Path(artifact_text), pack_options_from(packing))
     except ArtifactError as exc:
@@ -193,15 +228,16 @@ def run(
         out_specs = resolve_names("--out", out_specs, names)
     except ValueError as exc:
         raise UsageProblem(str(exc), argument="--bind" if "--bind" in str(exc) else "--out") from None
+    from accelcore.highlevel import check_buffer_array, declared_elements
+
+    declared_buffers = declared_elements(artifact.package) if artifact.package is not None else {}
     try:
-        slots = plan_bindings(artifact.slots, bind_specs, out_specs)
+        slots = plan_bindings(artifact.slots, bind_specs, out_specs, _slot_names(names, declared_buffers))
     except BindError as exc:
         failure = InputRejected if exc.input_file else UsageProblem
         raise failure(str(exc), argument=exc.argument) from None
     if artifact.package is not None:
-        from accelcore.highlevel import check_buffer_array, declared_elements
-
-        for slot_number, declared in declared_elements(artifact.package).items():
+        for slot_number, declared in declared_buffers.items():
             bound = next((b for b in slots if b.slot == slot_number), None)
             if bound is not None:
                 what = f"--bind {declared.name or slot_number} ({bound.path})"
@@ -239,34 +275,40 @@ def run(
         raise InputRejected(foreign, argument="ARTIFACT", error_kind="INCOMPATIBLE")
     chosen = None if domain == "auto" else MemoryDomain[domain.upper()]
     wait_s = None if wait_value.ns is None else wait_value.ns / 1e9
+    # A run over a second shows its phase and time on a terminal (stderr), erased when it ends.
+    progress = RunProgress(entry.device_id)
     if in_process:
         provider = inventory.family_of(entry).open(entry)
         try:
-            result = run_once(
-                provider,
-                artifact,
-                slots,
-                timeout=timeout_value,
-                domain=chosen,
-                resident_bytes=resident_bytes,
-                wait_limit_s=wait_s,
-            )
+            with progress:
+                result = run_once(
+                    provider,
+                    artifact,
+                    slots,
+                    timeout=timeout_value,
+                    domain=chosen,
+                    resident_bytes=resident_bytes,
+                    wait_limit_s=wait_s,
+                    on_phase=lambda event: progress.phase("execute" if event == "submit" else "transfer-out"),
+                )
         except RunFailure as exc:
             raise _failure(exc) from None
         finally:
             close_provider(provider)
     else:
         try:
-            result = run_in_worker(
-                entry.device_id,
-                entry.uuid.hex(),
-                artifact,
-                slots,
-                timeout=timeout_value,
-                domain=chosen,
-                resident_bytes=resident_bytes,
-                wait_limit_s=wait_s,
-            )
+            with progress:
+                result = run_in_worker(
+                    entry.device_id,
+                    entry.uuid.hex(),
+                    artifact,
+                    slots,
+                    timeout=timeout_value,
+                    domain=chosen,
+                    resident_bytes=resident_bytes,
+                    wait_limit_s=wait_s,
+                    on_phase=progress.phase,
+                )
         except RunFailure as exc:
             raise _failure(exc) from None
         except WorkerSetupError as exc:
@@ -276,10 +318,11 @@ def run(
             raise DeviceFailure(str(exc), argument=exc.limit, error_kind=kind) from None
     for slot in slots:
         if slot.out is not None:
-            try:
-                np.save(slot.out, result.outputs[slot.slot], allow_pickle=False)
+            try:  # exactly slot.out, whole or not at all (npyfile)
+                save_array(slot.out, result.outputs[slot.slot])
             except OSError as exc:
-                raise UsageProblem(f"cannot write {slot.out}: {exc.strerror}", argument="--out") from None
+                reason = f"cannot write {slot.out}: {exc.strerror}" if exc.strerror else str(exc)
+                raise UsageProblem(reason, argument="--out") from None
     document = {
         "schema": "accel-run/1",
         "device": {"id": entry.device_id, "name": entry.name, "uuid": hexuuid(entry.uuid)},
@@ -314,8 +357,10 @@ def run(
     for s in slots:
         saved = f" -> {s.out}" if s.out is not None else ""
         out.print(
-            f"slot {s.slot} [{s.access.name}] {s.path} ({s.nbytes} bytes {s.array.dtype}{list(s.array.shape)}){saved}"
+            f"slot {s.slot} [{s.access.name}] {s.path} ({s.nbytes} bytes {s.array.dtype}{list(s.array.shape)}){saved}",
+            markup=False,
         )
+    out.print(_results_line(slots), markup=False)
 
 
 def _compare_devices(
@@ -359,29 +404,31 @@ def _compare_devices(
     for spec in expected_specs:
         if spec.slot not in {s.slot for s in written}:
             raise UsageProblem(f"slot {spec.slot} is not a slot the kernel writes", argument="--expect-output")
-        try:
-            expected[spec.slot] = np.load(spec.path, allow_pickle=False)
-        except (OSError, ValueError) as exc:
-            raise InputRejected(f"{spec.path}: not a readable .npy array ({exc})", argument="--expect-output") from None
+        try:  # a regular .npy file, its header checked before numpy allocates (npyfile)
+            expected[spec.slot] = load_array(spec.path, "--expect-output")
+        except ArrayFileError as exc:
+            raise InputRejected(str(exc), argument="--expect-output") from None
     probe = [dataclasses.replace(s, out=s.path) if s in written else s for s in slots]
     chosen = None if domain == "auto" else MemoryDomain[domain.upper()]
     wait_s = None if wait_value.ns is None else wait_value.ns / 1e9
     outputs: dict[str, dict[int, np.ndarray] | str] = {}
     for entry in entries:
         try:
-            result = run_in_worker(
-                entry.device_id,
-                entry.uuid.hex(),
-                artifact,
-                probe,
-                timeout=timeout_value,
-                domain=chosen,
-                resident_bytes=resident_bytes,
-                wait_limit_s=wait_s,
-            )
+            with RunProgress(entry.device_id) as progress:
+                result = run_in_worker(
+                    entry.device_id,
+                    entry.uuid.hex(),
+                    artifact,
+                    probe,
+                    timeout=timeout_value,
+                    domain=chosen,
+                    resident_bytes=resident_bytes,
+                    wait_limit_s=wait_s,
+                    on_phase=progress.phase,
+                )
             outputs[entry.device_id] = dict(result.outputs)
         except (RunFailure, WorkerSetupError, WorkerFailure) as exc:
-            outputs[entry.device_id] = str(exc)
+            outputs[entry.device_id] = device_words(str(exc))
     reference_name = "expected" if expected else entries[0].device_id
     reference = expected if expected else outputs[entries[0].device_id]
     comparison = Comparison(reference_name, tolerance)
