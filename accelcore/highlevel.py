@@ -67,7 +67,7 @@ from .layouts import (
 from .opencl_includes import named_source, source_with_includes
 from .opencl_signature import opencl_kernels
 from .pack import binding_names, build_package, detect_module_kind, pack_module
-from .package import Dispatch, DispatchKind, KernelPackage, ModuleKind
+from .package import Dispatch, DispatchKind, KernelPackage, ModuleKind, access_allows
 from .package_codec import MAGIC, parse_package, write_package
 from .ports import MemorySink, MemorySource
 from .program import ArtifactRef
@@ -578,6 +578,7 @@ class Device:
         local_size: int | Sequence[int] | None = None,
         build_options: str = "",
         kind: ModuleKind | None = None,
+        slots: Mapping[str, str] | None = None,
     ) -> Kernel:
         """A kernel from a file (``.cl``, ``.spv``, ``.comp``/``.glsl``, an OpenCL binary, ``.kpkg``) or bytes.
 
@@ -588,7 +589,10 @@ class Device:
 
         ``spec``: Vulkan specialization constants by SpecId or name (``"local_size_x"`` sets the
         work-group size constant); ``local_size``: the work-group size where the module fixes none (an int
-        or a tuple of 1 to 3, :func:`accelcore.keywords.work_size`).
+        or a tuple of 1 to 3, :func:`accelcore.keywords.work_size`). ``slots``: what ``accel run --slot``
+        says, by buffer name: ``"r"``, ``"w"`` or ``"rw"``, optionally ``":BYTES"`` (``{"out": "w"}``: the
+        kernel only writes ``out``, so nothing is uploaded to it; ``{"x": "r:16"}``: 16-byte elements),
+        never more access than the module declares.
 
         Refused here with ``BackendError(INVALID_ARGUMENT)``: an ``entry`` the module lacks, or none where it
         has several (the message lists them). OpenCL C source is built now, once: a compile error is raised
@@ -621,7 +625,15 @@ class Device:
         if not data.startswith(MAGIC[:4]) and looks_like_glsl(data):
             data = compile_glsl(data, name=name, build_options=build_options, entry=entry)
         return Kernel(
-            self, data, name, entry=entry, spec=spec, local_size=local_size, build_options=build_options, kind=kind
+            self,
+            data,
+            name,
+            entry=entry,
+            spec=spec,
+            local_size=local_size,
+            build_options=build_options,
+            kind=kind,
+            slots=slots,
         )
 
 
@@ -950,9 +962,11 @@ class Kernel:
         local_size: int | Sequence[int] | None,
         build_options: str,
         kind: ModuleKind | None,
+        slots: Mapping[str, str] | None = None,
     ) -> None:
         self.device = device
         self._generation = device.generation
+        self._slot_texts = dict(slots or {})
         self.name = name
         self._module = module
         self._entry = entry
@@ -1029,6 +1043,7 @@ class Kernel:
         """Names that denote several parameters (uVkCompute's ``InputA { vec4 x[]; }``, ``Output { vec4 x[]; }``):
         refused, naming the candidates, never bound to one of them."""
         self._buffer_names = frozenset(p.name for p in self.parameters if p.role == "buffer")
+        self._slots = _parse_slots(self._slot_texts, self.parameters, self.package is not None)
 
     def _build_now(self) -> None:
         """Build OpenCL C source once, now, so that ``Device.kernel`` raises a compile error (the driver's
@@ -1161,7 +1176,7 @@ class Kernel:
             raise _invalid(f"{self.name}: pass global_size= (work-items, 1-3 axes) or groups=")
         local_size = self._local_size
         try:
-            return pack_module(
+            packed = pack_module(
                 self._module,
                 kind=self.kind,
                 entry_point=self._entry,
@@ -1174,6 +1189,7 @@ class Kernel:
                 push_constants=push or None,
                 spec_constants=self._spec or None,
             )
+            return _with_slots(packed, self._slots, self.parameters, self.kind)
         except BackendError as exc:  # named as a Python caller writes it (entry=, not entry_point=)
             words = python_words(exc.message)
             if words == exc.message or exc.domain is not None:
@@ -1404,6 +1420,61 @@ class Kernel:
     ) -> Any:
         """``submit(...).wait()``: the arrays the kernel writes (one, or a tuple in parameter order)."""
         return self._submit(args, kwargs, global_size, groups, timeout, allow_short_device_arrays).wait()
+
+
+_SLOT_ACCESS = {"r": AccessMode.READ, "w": AccessMode.WRITE, "rw": AccessMode.READ_WRITE}
+
+
+def _parse_slots(
+    texts: Mapping[str, str], parameters: Sequence[Parameter], is_package: bool
+) -> dict[str, tuple[AccessMode, int | None]]:
+    """``slots=`` of :meth:`Device.kernel`: buffer name → (access, element bytes or None); INVALID_ARGUMENT naming
+    a name that is no buffer, a malformed value or access the module does not declare."""
+    if not texts:
+        return {}
+    if is_package:
+        raise _invalid("slots=: a kernel package records its binding table; give slots= with the source module")
+    buffers = {p.name: p for p in parameters if p.role == "buffer"}
+    out: dict[str, tuple[AccessMode, int | None]] = {}
+    for name, text in texts.items():
+        param = buffers.get(name)
+        if param is None:
+            raise _invalid(f"slots={{{name!r}: ...}}: the kernel has no buffer {name!r} (it has: {', '.join(buffers)})")
+        access_text, _, size_text = str(text).partition(":")
+        access = _SLOT_ACCESS.get(access_text.strip().lower())
+        element: int | None = None
+        if size_text:
+            element = int(size_text) if size_text.strip().isdecimal() else 0
+        if access is None or element == 0:
+            raise _invalid(f"slots={{{name!r}: {text!r}}} is not r, w or rw, optionally :BYTES (e.g. 'w', 'r:16')")
+        if not access_allows(param.access, access):
+            raise _invalid(
+                f"slots={{{name!r}: {text!r}}} asks for {access.name} but the module declares {name} "
+                f"{param.access.name} (a const or read-only buffer cannot be written)"
+            )
+        out[name] = (access, element)
+    return out
+
+
+def _with_slots(
+    pkg: KernelPackage,
+    slots: Mapping[str, tuple[AccessMode, int | None]],
+    parameters: Sequence[Parameter],
+    kind: ModuleKind,
+) -> KernelPackage:
+    """``pkg`` with the binding rows ``slots=`` names set to its access and element size."""
+    if not slots:
+        return pkg
+    by_name = {p.name: p for p in parameters}
+    rows = []
+    for row in pkg.bindings:
+        for name, (access, element) in slots.items():
+            param = by_name[name]
+            native = (param.set, param.binding) if kind is ModuleKind.SPIRV_VULKAN else (0, param.index)
+            if (row.set, row.native_index) == native:
+                row = dataclasses.replace(row, access=access, element_size=element or row.element_size)
+        rows.append(row)
+    return dataclasses.replace(pkg, bindings=tuple(rows))
 
 
 def _checked_array(param: Parameter, row: Any, value: object, pkg: KernelPackage) -> npt.NDArray[Any] | DeviceArray:
