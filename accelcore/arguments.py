@@ -367,7 +367,10 @@ def struct_bytes(
     for number, member in enumerate(members):
         label = f"{what} member {member.name or number}"
         if member.offset is None:
-            raise _invalid(f"{label} has no Offset decoration; give the whole block as bytes")
+            raise _invalid(
+                f"{label} has no Offset decoration; give the whole block as bytes (in Python, by the block's "
+                "instance name: pc=bytes(...))"
+            )
         if number not in chosen:
             if number in preset:
                 continue

@@ -850,6 +850,10 @@ def _vulkan_parameters(module: bytes) -> list[Parameter]:
     block = spirv.push_constant_block
     for number, member in enumerate(block.members if block is not None else ()):
         out.append(Parameter(member.name or str(number), "push", number, spirv_value_type(member.type)))
+    taken = {p.name for p in out}
+    whole = next((n for n in (block.variable_name, block.type_name) if n and n not in taken), None) if block else None
+    if whole is not None:  # the whole block by its instance (or block) name: bytes, or a dict of members
+        out.append(Parameter(whole, "push_block", -1))
     return out
 
 
@@ -1156,7 +1160,21 @@ class Kernel:
             return self.package
         by_name = {p.name: p for p in self.parameters}
         arguments: dict[str | int, object] = {k: v for k, v in others.items() if by_name[k].role == "value"}
-        push: dict[str | int, object] = {k: v for k, v in others.items() if by_name[k].role == "push"}
+        push: dict[str | int, object] | bytes = {k: v for k, v in others.items() if by_name[k].role == "push"}
+        whole = [k for k in others if by_name[k].role == "push_block"]
+        if whole:
+            block = others[whole[0]]
+            if push:
+                raise _invalid(f"{whole[0]}= gives the whole push-constant block; do not also give its members")
+            if isinstance(block, (bytes, bytearray, memoryview)):
+                push = bytes(block)
+            elif isinstance(block, Mapping):
+                push = dict(block)
+            else:
+                raise _invalid(
+                    f"{whole[0]}= is the push-constant block: give its exact bytes or a dict of its members, "
+                    f"not {type(block).__name__}"
+                )
         local: dict[str | int, int] = {}
         for key, value in others.items():
             if by_name[key].role == "local":

@@ -298,3 +298,21 @@ def test_a_block_whose_members_come_before_its_runtime_array(entry: Any) -> None
         ints = np.array([(6, 2.0, np.arange(8))], dtype=[*header, ("data", "<i4", (8,))])
         with _refused(r"data\[i\] is float"):
             kernel(ints, out, global_size=8)
+
+
+@vulkan
+def test_a_push_constant_block_as_its_exact_bytes_by_its_instance_name(entry: Any) -> None:
+    block = np.zeros(
+        1, [("aff", [("scale", "<f4"), ("shift", "<f4")], 2), ("n", "<u4"), ("pad", "<u4"), ("m", "<f4", (2, 2))]
+    )  # fmt: skip  -- std430 push layout: mat2 at 24, 8-byte aligned
+    block["aff"]["scale"][0, 1], block["aff"]["shift"][0, 0], block["n"] = 2.0, 1.5, 8
+    block["m"][0] = [[1, 2], [3, 4]]
+    out = np.zeros(8, np.float32)
+    with ac.open(entry.device_id) as dev:
+        kernel = dev.kernel(DATA / "nested_push.comp")
+        kernel(out, pc=block.tobytes(), global_size=8)
+        np.testing.assert_array_equal(out, np.arange(8, dtype=np.float32) * 2 + np.float32(1.5) + 3)
+        with _refused(r"push_constants= is 8 bytes; the module's block is 40 bytes"):
+            kernel(out, pc=bytes(8), global_size=8)
+        with _refused(r"pc= gives the whole push-constant block; do not also give its members"):
+            kernel(out, pc=block.tobytes(), n=8, global_size=8)
