@@ -58,6 +58,7 @@ __all__ = [
     "check_global_fits",
     "check_local_memory",
     "check_private_memory",
+    "check_reflection",
     "non_uniform_refusal",
     "read_argument_info",
     "remember_argument_info",
@@ -343,6 +344,41 @@ def check_aggregate_arguments(package: KernelPackage, max_parameter_bytes: int) 
                 ErrorKind.INCOMPATIBLE,
                 f"kernel {entry!r} {param.label}: struct {param.type_text} is {param.aggregate_bytes} bytes in "
                 f"OpenCL C layout but the package gives {len(argument.data)} bytes",
+            )
+
+
+def check_reflection(package: KernelPackage, infos: Sequence[ArgumentInfo], address_bits: int = 64) -> None:
+    """The host's reading of an OpenCL C package (Clang's front end, :mod:`accelcore.opencl_signature`) against
+    the driver's ``CL_KERNEL_ARG_ADDRESS_QUALIFIER`` / ``CL_KERNEL_ARG_TYPE_NAME``: where the driver names a
+    scalar or vector type (not a typedef), it must be the type Clang read, and a pointer must be one for both
+    (INCOMPATIBLE naming the argument and both readings): the arrays the host checked against Clang's layout
+    are then the ones the kernel reads."""
+    if package.module_kind is not ModuleKind.OPENCL_SOURCE:
+        return
+    from accelcore.opencl_signature import opencl_kernels
+
+    try:
+        kernels = opencl_kernels(package.module.decode("utf-8"), package.build_options, address_bits=address_bits)
+    except (UnicodeDecodeError, BackendError):
+        return  # the build succeeded where Clang could not read: the driver's own checks apply
+    kernel = next((k for k in kernels if k.name == package.entry_point), None)
+    if kernel is None or len(kernel.parameters) != len(infos):
+        return
+    for param, info in zip(kernel.parameters, infos, strict=True):
+        pointer_driver = info.address_qualifier in (GLOBAL, CONSTANT, LOCAL)
+        if pointer_driver != (param.address_space in ("global", "constant", "local")):
+            raise BackendError(
+                ErrorKind.INCOMPATIBLE,
+                f"kernel {package.entry_point!r} {param.label}: the host read it as "
+                f"{'a pointer' if param.address_space else 'a value'}, the driver builds {info.words}",
+            )
+        driver = _declared_type(ArgumentInfo(info.address_qualifier, info.type_name.rstrip("*").strip()))
+        if driver is not None and param.value_type is not None and driver != param.value_type:
+            raise BackendError(
+                ErrorKind.INCOMPATIBLE,
+                f"kernel {package.entry_point!r} {param.label}: the host read {param.value_type} "
+                f"({param.value_type.opencl_name}), the driver builds {info.words}; the two read the source "
+                f"otherwise (build options {package.build_options!r}?)",
             )
 
 

@@ -49,6 +49,7 @@ from .kernel_arguments import (
     check_global_fits,
     check_local_memory,
     check_private_memory,
+    check_reflection,
     non_uniform_refusal,
     read_argument_info,
     remember_argument_info,
@@ -421,6 +422,7 @@ class ProgramLoader:
             infos = self._argument_info(kernel, num_args, package, context, binary)
         if infos is not None:
             check_argument_info(package, infos)
+            check_reflection(package, infos, self._address_bits)
         given = tuple(package.local_size)
         info = cl.kernel_work_group_info
         with cl_call("clGetKernelWorkGroupInfo", "reading the kernel's work-group sizes"):

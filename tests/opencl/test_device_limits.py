@@ -129,3 +129,21 @@ def test_a_size_t_value_packed_for_spir64_is_refused_on_a_32_bit_device() -> Non
     with pytest.raises(BackendError, match=r"argument 1 \(size_t n\) is u32 \(4 bytes\) on this 32-bit device") as info:
         check_address_width(package, 32)
     assert info.value.kind is ErrorKind.INCOMPATIBLE
+
+
+def test_the_host_reading_is_checked_against_the_driver_argument_info() -> None:
+    from accel_opencl.kernel_arguments import GLOBAL, PRIVATE, ArgumentInfo, check_reflection
+
+    from accelcore import BackendError, ErrorKind
+    from accelcore.pack import pack_module
+
+    source = "__kernel void k(__global REAL *x, int n) { if (get_global_id(0) < n) x[get_global_id(0)] = 1; }"
+    package = pack_module(source.encode(), build_options="-DREAL=float", arguments={"n": 4}, global_size=4)
+    check_reflection(package, [ArgumentInfo(GLOBAL, "float*"), ArgumentInfo(PRIVATE, "int")])
+    with pytest.raises(
+        BackendError, match=r"the host read f32 \(float\), the driver builds a __global pointer"
+    ) as info:
+        check_reflection(package, [ArgumentInfo(GLOBAL, "double*"), ArgumentInfo(PRIVATE, "int")])
+    assert info.value.kind is ErrorKind.INCOMPATIBLE
+    with pytest.raises(BackendError, match=r"the host read it as a value, the driver builds a __global pointer"):
+        check_reflection(package, [ArgumentInfo(GLOBAL, "float*"), ArgumentInfo(GLOBAL, "int*")])
