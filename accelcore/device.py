@@ -57,11 +57,18 @@ class DeviceLimits:
     max_bindings_per_submission: int
     max_buffer_bytes: int
     max_artifact_bytes: int
+    total_memory_bytes: int | None = None
+    """The device's reported global memory (OpenCL ``CL_DEVICE_GLOBAL_MEM_SIZE``, Vulkan the largest
+    device-local heap): the engine refuses live buffers past it in all (RESOURCE_LIMIT) unless the
+    policy allows overcommit (:class:`~accelcore.engine.ResourcePolicy`). None: not reported, no check."""
 
     def __post_init__(self) -> None:
         for f in dataclasses.fields(self):
             value = getattr(self, f.name)
-            if f.name in ("max_buffer_bytes", "max_artifact_bytes"):
+            if f.name == "total_memory_bytes":
+                if value is not None:
+                    check_u64(f"DeviceLimits.{f.name}", value)
+            elif f.name in ("max_buffer_bytes", "max_artifact_bytes"):
                 check_u64(f"DeviceLimits.{f.name}", value)
             else:
                 check_u32(f"DeviceLimits.{f.name}", value)

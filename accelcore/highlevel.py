@@ -33,12 +33,13 @@ import math
 import operator
 import os
 import struct
+import threading
 import time
 from collections import OrderedDict
 from collections.abc import Callable, Hashable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, NoReturn, TypeVar
 
 import numpy as np
 import numpy.typing as npt
@@ -261,8 +262,51 @@ def local_memory(nbytes: int) -> LocalMemory:
     return LocalMemory(nbytes)
 
 
+_CLOSE_WAIT_S = 60.0
+"""How long :meth:`Device.close` waits for calls other threads are making on the device."""
+
+_Method = TypeVar("_Method", bound=Callable[..., Any])
+
+_this_process = os.getpid()
+"""This process's id, renewed in a forked child (:func:`_after_fork`): a device compares it with the id it
+was opened in at each public call, one int comparison and no system call."""
+
+
+def _after_fork() -> None:
+    global _this_process
+    _this_process = os.getpid()
+
+
+os.register_at_fork(after_in_child=_after_fork)
+
+
+def _serialized(method: _Method) -> _Method:
+    """Run ``method`` holding its device's lock (``self`` is a Device, or has ``.device``), after checking,
+    under the lock, that the device is still open (a closed one: BackendError, never a crash)."""
+
+    @functools.wraps(method)
+    def call(self: Any, *args: Any, **kwargs: Any) -> Any:
+        device = self if isinstance(self, Device) else self.device
+        if device._process != _this_process:  # before the lock: a parent's thread may hold it for ever here
+            device._refuse_in_fork()
+        with device._lock:
+            device._check_open()
+            return method(self, *args, **kwargs)
+
+    return call  # type: ignore[return-value]
+
+
 class Device:
-    """One open device: an engine over a provider instance, one context and one queue."""
+    """One open device: an engine over a provider instance, one context and one queue.
+
+    Threads: a Device, its kernels, device arrays and runs may be used from any number of threads;
+    every call on them (array, empty, kernel, load_artifact, reset, a kernel's call or submit, a run's
+    wait/state/done/cancel, a device array's numpy/write/free) holds the device's lock for its whole
+    length, so calls on one device run one at a time (a kernel call includes its wait: concurrent calls
+    on one device are safe, not parallel; open one device per thread for parallel work). :meth:`close`
+    waits up to ``_CLOSE_WAIT_S`` for the call in progress; a call that comes after the close is
+    ``BackendError(INVALID_ARGUMENT)`` "device ... is closed". See docs/python.md, "Threads".
+    """
 
     def __init__(
         self,
@@ -292,6 +336,10 @@ class Device:
         self.generation = 0
         """How many times :meth:`reset` started the device again (kernels reload their programs after one)."""
         self._closed = False
+        self._process = _this_process
+        """The process that opened the device: a forked child refuses every call (:meth:`_refuse_in_fork`)."""
+        self._lock = threading.RLock()
+        """Held by every call on the device (:func:`_serialized`), and by :meth:`close`."""
         self.quarantined: list[Any] = []
         """What the final reset could not prove released (filled by :meth:`close`)."""
         self.engine: CommandEngine[Any, Any, Any, Any, Any] = CommandEngine(
@@ -321,6 +369,8 @@ class Device:
 
     def start(self) -> None:
         """Create the context and the queue (idempotent); on failure everything is released."""
+        if self._process != _this_process:
+            self._refuse_in_fork()
         if self.queue:
             return
         try:
@@ -330,6 +380,7 @@ class Device:
             self.close()
             raise
 
+    @_serialized
     def load_artifact(self, artifact: ArtifactRef) -> int:
         """Load a program (any artifact format the device takes) through the engine; its id."""
         self._check_open()
@@ -358,19 +409,41 @@ class Device:
         self.close()
 
     def close(self) -> None:
-        """Release everything (events, programs, buffers, queue, context) child before parent; idempotent."""
+        """Release everything (events, programs, buffers, queue, context) child before parent; idempotent.
+
+        Threads: waits up to ``_CLOSE_WAIT_S`` for a call another thread is making on the device (every
+        call holds the device's lock), then closes; calls after it are BackendError(INVALID_ARGUMENT).
+        A call still running after that wait → BackendError(BUSY), and the device stays open.
+        In a child forked after the device was opened it releases nothing (the parent's objects) and only marks
+        the device closed; every other call there is BackendError(INVALID_ARGUMENT) (docs/python.md)."""
         if self._closed:
             return
-        self._closed = True
-        self.pool.clear()  # the reset below releases them with everything else
-        self._scratch.clear()
+        if self._process != _this_process:
+            # A forked child: the native objects are the parent's (and a driver's threads did not follow the
+            # fork); releasing them here would hang or free what the parent still uses. Forget them.
+            self._closed = True
+            return
+        if not self._lock.acquire(timeout=_CLOSE_WAIT_S):
+            raise BackendError(
+                ErrorKind.BUSY,
+                f"device {self.id}: another thread's call still runs after {_CLOSE_WAIT_S:g} s; close again later",
+            )
         try:
-            self.quarantined = self.engine.reset()
+            if self._closed:
+                return
+            self._closed = True
+            self.pool.clear()  # the reset below releases them with everything else
+            self._scratch.clear()
+            try:
+                self.quarantined = self.engine.reset()
+            finally:
+                close = getattr(self._provider, "close", None)
+                if self._owns_provider and callable(close):
+                    close()
         finally:
-            close = getattr(self._provider, "close", None)
-            if self._owns_provider and callable(close):
-                close()
+            self._lock.release()
 
+    @_serialized
     def reset(self) -> list[Any]:
         """Start again on this device, e.g. after a kernel ran past its ``timeout=`` and the device could not
         stop it (``DEADLINE_EXPIRED``; every later call is ``DEVICE_LOST`` "... call reset()") or after a lost
@@ -420,6 +493,13 @@ class Device:
             )
         self.start()
         return quarantined
+
+    def _refuse_in_fork(self) -> NoReturn:
+        raise BackendError(
+            ErrorKind.INVALID_ARGUMENT,
+            f"device {self.id}: this device was opened in process {self._process}; a forked child must open its "
+            "own (its native objects do not survive a fork: os.fork() after closing it, or open one in the child)",
+        )
 
     def _check_open(self) -> None:
         if self._closed:
@@ -521,6 +601,7 @@ class Device:
             known = self._scratch[buffer] = (whole, MemorySink(whole.data))
         return known
 
+    @_serialized
     def array(self, data: npt.ArrayLike) -> DeviceArray:
         """A device-resident copy of ``data`` (readable and writable by kernels). Plain data only: a masked
         array (``np.ma``), Python objects (an object dtype, or a structured one with an object field) and
@@ -544,6 +625,7 @@ class Device:
             raise
         return DeviceArray(self, buffer, host.shape, host.dtype)
 
+    @_serialized
     def empty(self, shape: int | Sequence[int], dtype: npt.DTypeLike) -> DeviceArray:
         """An uninitialised device-resident array. A shape of anything but integers from 0, a size numpy could
         not hold, no element, or a dtype of Python objects is ``BackendError(INVALID_ARGUMENT)``."""
@@ -569,6 +651,7 @@ class Device:
 
     # -- kernels ------------------------------------------------------------
 
+    @_serialized
     def kernel(
         self,
         source: str | Path | bytes,
@@ -719,12 +802,14 @@ class DeviceArray:
     def size(self) -> int:
         return math.prod(self.shape)
 
+    @_serialized
     def numpy(self) -> npt.NDArray[Any]:
         """A host copy of the array."""
         out = np.empty(self.shape, self.dtype)
         self.device.engine.read_buffer_into(self.buffer, 0, _bytes_view(out))
         return out
 
+    @_serialized
     def write(self, data: npt.ArrayLike) -> None:
         """Overwrite the whole array from ``data`` (same dtype and size)."""
         host = np.ascontiguousarray(data)
@@ -732,6 +817,7 @@ class DeviceArray:
             raise _invalid(f"write: expected {self.size} {self.dtype} elements, got {host.size} {host.dtype}")
         self.device.engine.write_buffer(self.buffer, 0, MemorySource(host.reshape(-1).view(np.uint8).data))
 
+    @_serialized
     def free(self) -> None:
         self.device.engine.free_buffer(self.buffer)
 
@@ -1286,6 +1372,7 @@ class Kernel:
 
     # -- calls ----------------------------------------------------------------
 
+    @_serialized
     def submit(
         self,
         *args: object,
@@ -1427,6 +1514,7 @@ class Kernel:
             )
         return tuple(layout)
 
+    @_serialized
     def __call__(
         self,
         *args: object,
@@ -1866,18 +1954,21 @@ class Run:
             "(give arrays as long as the kernel writes, or guard its index)",
         )
 
+    @_serialized
     def done(self) -> bool:
         """Whether the run has ended (Complete, Failed or Cancelled)."""
         if self._state is not None:
             return True
         return self._engine.poll(self.event).status in (EventStatus.COMPLETE, EventStatus.FAILED, EventStatus.CANCELLED)
 
+    @_serialized
     def cancel(self) -> None:
         """Cancel a run that has not started (UNSUPPORTED where the device cannot prove cancellation)."""
         if not self.device.can_cancel:
             raise BackendError(ErrorKind.UNSUPPORTED, f"{self.device.id} does not advertise EVENT_CANCELLATION")
         self._engine.cancel(self.event)
 
+    @_serialized
     def state(self, timeout: float | None = None) -> EventState:
         """Wait for the end (``timeout`` bounds the host's wait: DEADLINE_EXPIRED if it is still pending);
         after a Complete run, check every temporary buffer's guard tail and read back what the kernel wrote

@@ -411,6 +411,8 @@ class CommandEngine(Generic[C, B, P, Q, E]):
         if len(ctx.buffers) >= limit:
             raise BackendError(ErrorKind.RESOURCE_LIMIT, f"max_buffers_per_context {limit} reached")
         self.usage.check_allocation(self.policy, desc.bytes, f"buffer of {desc.bytes} bytes")
+        total = self._info.limits.total_memory_bytes
+        self.usage.check_device_memory(self.policy, total, desc.bytes, f"buffer of {desc.bytes} bytes")
         try:
             allocated = self._provider.allocate_buffer(ctx.handle, desc)
         except BackendError as exc:
@@ -422,6 +424,7 @@ class CommandEngine(Generic[C, B, P, Q, E]):
                 raise BackendError(ErrorKind.INCOMPATIBLE, f"allocation info is {type(info).__name__}, not BufferInfo")
             self._info.validate_buffer_info(desc, info)
             self.usage.check_allocation(self.policy, info.allocation_bytes, f"buffer of {desc.bytes} bytes")
+            self.usage.check_device_memory(self.policy, total, info.allocation_bytes, f"buffer of {desc.bytes} bytes")
         except BackendError as exc:
             note = self._undo(ObjectKind.BUFFER, self._provider.free_buffer, allocated.buffer, exc)
             raise BackendError(exc.kind, exc.message + note) from None

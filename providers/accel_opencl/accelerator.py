@@ -233,6 +233,7 @@ class OpenCLAccelerator:
             max_bindings_per_submission=min(POLICY_LIMITS["max_bindings_per_submission"], argument_slots),
             max_buffer_bytes=max_alloc,
             max_artifact_bytes=min(POLICY_LIMITS["max_artifact_bytes"], max_alloc),
+            total_memory_bytes=int(device.global_mem_size) or None,
         )
         info = DeviceInfo(identity, capabilities, limits)
         info.validate()

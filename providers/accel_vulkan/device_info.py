@@ -120,6 +120,9 @@ def build_device_info(description: PhysicalDescription) -> DeviceInfo:
     # so withdrawing it cannot race the device (tests/vulkan/test_submission.py proves it per device).
     capabilities |= Capabilities.EVENT_CANCELLATION
     max_buffer = min(description.max_storage_buffer_range, description.max_memory_allocation_size)
+    local_heaps = [t.heap_bytes for t in description.memory_types if t.flags & _DEVICE_LOCAL]
+    all_heaps = [t.heap_bytes for t in description.memory_types]
+    total_memory = max(local_heaps or all_heaps or [0]) or None  # the global memory native_facts reports
     limits = DeviceLimits(
         max_contexts=MAX_CONTEXTS,
         max_buffers_per_context=min(U32_MAX, description.max_memory_allocation_count - RESERVED_ALLOCATIONS),
@@ -129,6 +132,7 @@ def build_device_info(description: PhysicalDescription) -> DeviceInfo:
         max_bindings_per_submission=max_bindings(description),
         max_buffer_bytes=max_buffer,
         max_artifact_bytes=MAX_ARTIFACT_BYTES,
+        total_memory_bytes=total_memory,
     )
     identity = DeviceIdentity(
         uuid=description.uuid,

@@ -31,7 +31,7 @@ if TYPE_CHECKING:
     from conftest import RaisesKind
 
 LIMIT_FIELDS = [f.name for f in dataclasses.fields(DeviceLimits)]
-U64_LIMITS = {"max_buffer_bytes", "max_artifact_bytes"}
+U64_LIMITS = {"max_buffer_bytes", "max_artifact_bytes", "total_memory_bytes"}
 
 
 def limits(**overrides: int) -> DeviceLimits:
