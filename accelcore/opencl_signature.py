@@ -15,7 +15,9 @@ Clang runs in a child process (``python accelcore/_clang_reflect.py``) under a w
 (``ACCELCORE_REFLECT_TIMEOUT_S``, default 30 s) and an address-space limit
 (``ACCELCORE_REFLECT_MEMORY_MIB``, default 2048 MiB): a source that makes the front end crash,
 loop or grow is a contained ``BackendError``, never a stall or a crash of this process.
-``#include`` is not followed there (the paths that turn a user's file into a package inline
+Kernel bodies are read too (what a ``__local`` argument is subscripted with); a body Clang's parser
+cannot take (a crash of the child) is read again without bodies, so the declarations still come from
+Clang and nothing about the bodies is assumed. ``#include`` is not followed there (the paths that turn a user's file into a package inline
 includes first: :mod:`accelcore.opencl_includes`). Answers are remembered per (source, options,
 address width) in this process. Without libclang (PyPI ``libclang``) or the OpenCL C headers of
 a Clang installation (Debian ``clang-15``; ``ACCELCORE_OPENCL_C_HEADERS`` names another folder)
@@ -264,9 +266,9 @@ def _limit(name: str, default: float, low: float, high: float) -> float:
 _answers: OrderedDict[bytes, dict[str, Any]] = OrderedDict()
 
 
-def _ask_clang(source: str, arguments: list[str]) -> dict[str, Any]:
+def _ask_clang(source: str, arguments: list[str], bodies: bool = True) -> dict[str, Any]:
     """Clang's answer for ``source`` (remembered); BackendError when the child fails or passes a limit."""
-    key = hashlib.sha256(json.dumps([source, arguments]).encode("utf-8", "surrogatepass")).digest()
+    key = hashlib.sha256(json.dumps([source, arguments, bodies]).encode("utf-8", "surrogatepass")).digest()
     remembered = _answers.get(key)
     if remembered is not None:
         _answers.move_to_end(key)
@@ -274,7 +276,7 @@ def _ask_clang(source: str, arguments: list[str]) -> dict[str, Any]:
     timeout = _limit(TIMEOUT_ENV, _DEFAULT_TIMEOUT_S, 0.5, 3600.0)
     memory = int(_limit(MEMORY_ENV, _DEFAULT_MEMORY_MIB, 256, float(1 << 20)))
     request = json.dumps(
-        {"source": source, "args": arguments, "memory_mib": memory, "timeout_s": timeout, "bodies": True}
+        {"source": source, "args": arguments, "memory_mib": memory, "timeout_s": timeout, "bodies": bodies}
     )
     try:
         child = subprocess.Popen(
@@ -389,7 +391,15 @@ def _parameter(node: dict[str, Any]) -> OpenCLParameter:
 
 def opencl_kernels(source: str, build_options: str = "", *, address_bits: int = 64) -> tuple[OpenCLKernel, ...]:
     """Every ``__kernel`` function in ``source``, with its parameters (see the module docstring)."""
-    answer = _ask_clang(source, clang_arguments(build_options, address_bits))
+    arguments = clang_arguments(build_options, address_bits)
+    try:
+        answer = _ask_clang(source, arguments)
+    except BackendError as exc:
+        if exc.kind is not ErrorKind.INVALID_ARGUMENT or "failed reading" not in exc.message:
+            raise
+        # A body Clang's parser cannot take (40,000 nested assignments overflow its stack): the declarations
+        # alone, without what the bodies tell (the __local subscripts), so nothing is guessed from them.
+        answer = _ask_clang(source, arguments, bodies=False)
     kernels = []
     for node in answer.get("kernels") or ():
         required = node.get("required_local_size")
