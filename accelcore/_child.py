@@ -8,15 +8,32 @@ environment the way this process did: ``-I`` when this one runs isolated, else `
 ``-s`` when it ignores ``PYTHON*`` / the user site; otherwise ``PYTHONPATH`` and the rest
 apply as given (an empty or ``.`` entry in ``PYTHONPATH`` names the current folder, for this
 process and the child alike). :func:`child_environment` is the environment to pass (a copy of
-``os.environ``).
+``os.environ`` naming this process as the parent).
+
+No child outlives its parent: a child calls :func:`die_with_parent` first thing. On Linux it asks the
+kernel for SIGKILL when its parent ends (``prctl(PR_SET_PDEATHSIG)``; only where the parent started it
+from its main thread, since the kernel sends it when the starting *thread* ends), and everywhere a
+daemon thread polls ``getppid()`` and kills the child once it is no longer the parent named in
+:data:`PARENT_ENV` (the fallback where prctl is missing or the parent started it from another thread).
+This module imports the standard library only: the Clang reflection child loads it by path.
 """
 
 from __future__ import annotations
 
+import ctypes
 import os
+import signal
 import sys
+import threading
+import time
 
-__all__ = ["child_environment", "interpreter_flags", "python_module_command"]
+__all__ = ["PARENT_ENV", "child_environment", "die_with_parent", "interpreter_flags", "python_module_command"]
+
+PARENT_ENV = "ACCEL_PARENT"
+"""``"PID main"`` or ``"PID thread"``: the parent's pid and whether its main thread started the child."""
+
+_PR_SET_PDEATHSIG = 1
+_WATCH_S = 0.2
 
 
 def interpreter_flags() -> list[str]:
@@ -38,5 +55,40 @@ def python_module_command(module: str, *args: str) -> list[str]:
 
 
 def child_environment() -> dict[str, str]:
-    """The environment of a child interpreter: a copy of this process's."""
-    return dict(os.environ)
+    """The environment of a child interpreter: a copy of this process's, with :data:`PARENT_ENV` naming this one."""
+    environment = dict(os.environ)
+    started_by = "main" if threading.current_thread() is threading.main_thread() else "thread"
+    environment[PARENT_ENV] = f"{os.getpid()} {started_by}"
+    return environment
+
+
+def _parent_death_signal() -> bool:
+    """Linux: SIGKILL this process when its parent (thread) ends. False where that cannot be asked."""
+    if not sys.platform.startswith("linux"):
+        return False
+    try:
+        libc = ctypes.CDLL(None, use_errno=True)
+        return int(libc.prctl(_PR_SET_PDEATHSIG, int(signal.SIGKILL), 0, 0, 0)) == 0
+    except (OSError, AttributeError):
+        return False
+
+
+def _watch(parent: int) -> None:
+    while os.getppid() == parent:
+        time.sleep(_WATCH_S)
+    os.kill(os.getpid(), signal.SIGKILL)
+
+
+def die_with_parent() -> None:
+    """End this process (SIGKILL) when the process named in :data:`PARENT_ENV` ends; see the module docstring.
+
+    A no-op when the variable is absent (the module run by hand)."""
+    named = os.environ.get(PARENT_ENV, "").split()
+    if len(named) != 2 or not named[0].isdigit():
+        return
+    parent, started_by = int(named[0]), named[1]
+    if started_by == "main":
+        _parent_death_signal()
+    if os.getppid() != parent:  # it ended before the request above took effect
+        os.kill(os.getpid(), signal.SIGKILL)
+    threading.Thread(target=_watch, args=(parent,), name="accel-parent-watch", daemon=True).start()

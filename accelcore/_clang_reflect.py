@@ -15,7 +15,9 @@ types an unknown type name as ``int``, which must never be believed.
 
 from __future__ import annotations
 
+import importlib.util
 import json
+import os
 import resource
 import sys
 from typing import Any
@@ -325,7 +327,19 @@ def _reflect(request: dict[str, Any]) -> dict[str, Any]:
     return {"kernels": kernels, "errors": answer_errors}
 
 
+def _die_with_parent() -> None:
+    """accelcore._child.die_with_parent, loaded by path (this script imports no accelcore package)."""
+    path = os.path.join(os.path.dirname(os.path.abspath(__file__)), "_child.py")
+    spec = importlib.util.spec_from_file_location("_accel_child", path)
+    if spec is None or spec.loader is None:
+        return
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    module.die_with_parent()
+
+
 def main() -> None:
+    _die_with_parent()  # never outlives the process that asked
     request = json.loads(sys.stdin.buffer.read())
     memory = int(request.get("memory_mib") or 0)
     if memory > 0:

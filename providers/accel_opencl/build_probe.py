@@ -26,6 +26,8 @@ import select
 import sys
 from typing import Any
 
+from accelcore._child import die_with_parent
+
 IDLE_S = 30.0
 
 
@@ -112,6 +114,7 @@ def _build(cl: Any, device: Any, context: Any, source: str, entry_point: str, op
 
 
 def main(argv: list[str]) -> int:
+    die_with_parent()  # never outlives the process whose builds it serves
     _limit(resource.RLIMIT_CORE, 0)
     answers = os.fdopen(os.dup(1), "w", encoding="utf-8")
     os.dup2(2, 1)  # whatever a driver prints goes to stderr, never into the answers

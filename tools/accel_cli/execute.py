@@ -33,6 +33,7 @@ from accelcore.ports import MemorySource
 from accelcore.program import ArtifactRef
 from accelcore.submission import EventStatus, Timeout
 
+from . import signals
 from .artifacts import Artifact
 from .bindings import BoundSlot
 from .failures import InterruptedWork
@@ -153,7 +154,7 @@ def run_once(
         raise
     except KeyboardInterrupt:  # Ctrl-C in this process (accel run --in-process): say where it came
         raise InterruptedWork(
-            f"interrupted (SIGINT, Ctrl-C) during the {progress.phase} phase of the run in this process: the device "
+            f"interrupted ({signals.words()}) during the {progress.phase} phase of the run in this process: the device "
             "was closed (a kernel still running is left to its driver) and no --out file was written"
         ) from None
     finally:

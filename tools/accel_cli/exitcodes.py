@@ -19,4 +19,5 @@ class ExitCode(enum.IntEnum):
     DEVICE_ERROR = 4
     """The device or its provider failed: provider unavailable, a BackendError from a call, a submission timeout."""
     INTERRUPTED = 130
-    """Stopped by SIGINT (Ctrl-C): 128 + SIGINT, as shells report it; the message says what was interrupted."""
+    """Stopped by SIGINT (Ctrl-C): 128 + SIGINT, as shells report it; the message says what was interrupted.
+    SIGTERM and SIGHUP stop a command the same way, with 128 + their number (143, 129)."""

@@ -7,12 +7,14 @@ exits with the status.
 
 from __future__ import annotations
 
+import signal
 from typing import Any
 
 import click
 
 from accelcore.errors import BackendError
 
+from . import signals
 from .exitcodes import ExitCode
 
 __all__ = [
@@ -76,10 +78,24 @@ class DeviceFailure(CliFailure):
 
 
 class Interrupted(CliFailure):
-    """SIGINT (Ctrl-C) stopped the command (exit 130); the message says what it interrupted and what was left."""
+    """SIGINT (Ctrl-C), SIGTERM or SIGHUP stopped the command (exit 128 + the signal: 130, 143, 129); the message
+    says what it interrupted and what was left."""
 
     exit_code = int(ExitCode.INTERRUPTED)
     kind = "interrupted"
+
+    def __new__(cls, message: str, **kwargs: Any) -> Interrupted:
+        """An :class:`Interrupted` made after SIGTERM or SIGHUP is its subclass with that exit status."""
+        stopped_by = {signal.SIGTERM: _Terminated, signal.SIGHUP: _HungUp}.get(signals.received(), cls)
+        return super().__new__(stopped_by if cls is Interrupted else cls, message)
+
+
+class _Terminated(Interrupted):
+    exit_code = 128 + int(signal.SIGTERM)
+
+
+class _HungUp(Interrupted):
+    exit_code = 128 + int(signal.SIGHUP)
 
 
 class InterruptedWork(KeyboardInterrupt):
@@ -90,7 +106,7 @@ class InterruptedWork(KeyboardInterrupt):
 def interrupted_message(exc: KeyboardInterrupt, command: str) -> str:
     """What :class:`Interrupted` says: the :class:`InterruptedWork` message, else that ``command`` was stopped."""
     said = str(exc) if isinstance(exc, InterruptedWork) else ""
-    return said or f"interrupted (SIGINT, Ctrl-C): {command} stopped before it finished"
+    return said or f"interrupted ({signals.words()}): {command} stopped before it finished"
 
 
 def from_backend_error(error: BackendError, *, argument: str | None = None, during: str = "") -> CliFailure:

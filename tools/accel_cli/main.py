@@ -13,6 +13,7 @@ import click
 
 import accelcore
 
+from . import signals
 from .environment import apply_defaults
 from .failures import Interrupted, interrupted_message
 
@@ -31,9 +32,11 @@ __all__ = ["main"]
 
 class _Group(click.Group):
     """The ``accel`` group: Ctrl-C anywhere in a command (also outside its error boundary: discovery, option
-    callbacks) exits 130 saying so, never click's "Aborted!" with status 1 ("failures found")."""
+    callbacks) exits 130 saying so, never click's "Aborted!" with status 1 ("failures found"); SIGTERM and
+    SIGHUP do the same (:mod:`accel_cli.signals`), with 143 and 129."""
 
     def invoke(self, ctx: click.Context) -> Any:
+        signals.install()
         try:
             return super().invoke(ctx)
         except KeyboardInterrupt as exc:
@@ -53,7 +56,7 @@ def main() -> None:
 
     Exit status: 0 ok, 1 failures found (conformance, run), 2 bad usage or
     selector, 3 an input file was refused, 4 the device or provider failed,
-    130 interrupted (Ctrl-C).
+    130 interrupted (Ctrl-C; 143 SIGTERM, 129 SIGHUP).
     """
     apply_defaults()
 

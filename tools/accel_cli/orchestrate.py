@@ -39,6 +39,7 @@ from typing import Any
 from accelcore._child import child_environment, python_module_command
 from accelcore.registry import DeviceEntry
 
+from . import signals
 from .failures import InterruptedWork
 from .matrix import INTERRUPTED, WORKER_CASE, CaseCell, DeviceRecord, DeviceRun, hostname
 from .shard import Shard
@@ -274,6 +275,7 @@ class _Scheduler:
     def _interrupt(self) -> str:
         """Ctrl-C: kill every running worker first, then end each device's run with what it reported before;
         what it had not finished is ``interrupted`` (see the module docstring). Returns what was running."""
+        by = signals.received().name  # SIGINT, or SIGTERM / SIGHUP (accel_cli.signals)
         for device in self.active:
             if device.worker is not None and device.worker.process.poll() is None:
                 _kill_group(device.worker.process)
@@ -287,13 +289,13 @@ class _Scheduler:
                     if worker.current is not None and worker.current not in device.cells:
                         spent = time.perf_counter() - worker.current_started
                         running.append(f"{device.entry.device_id} (case {worker.current})")
-                        reason = f"interrupted (SIGINT) after {spent:.1f} s of it; its worker was killed"
+                        reason = f"interrupted ({by}) after {spent:.1f} s of it; its worker was killed"
                         device.cells[worker.current] = CaseCell(worker.current, INTERRUPTED, reason, spent)
                     elif worker.current is None:
                         running.append(device.entry.device_id)
                 for case_id in device.queue:  # a retry that did not come: its first attempt stands
                     device.cells.setdefault(case_id, _cell(device.attempts[case_id][0]))
-                not_run = "not run: the run was interrupted (SIGINT)"
+                not_run = f"not run: the run was interrupted ({by})"
                 for case_id in [*device.remaining, *(device.order or [])]:
                     device.cells.setdefault(case_id, CaseCell(case_id, INTERRUPTED, not_run))
             finally:
@@ -301,12 +303,12 @@ class _Scheduler:
                 done = sum(1 for cell in device.cells.values() if cell.status != INTERRUPTED)
                 planned = f" of {len(device.order)}" if device.order is not None else ""
                 device.outcome = INTERRUPTED
-                device.detail = f"interrupted (SIGINT) after {done}{planned} cases; its worker was killed"
+                device.detail = f"interrupted ({by}) after {done}{planned} cases; its worker was killed"
                 device.exit_code = worker.process.returncode if worker is not None else None
                 self._finish(device)
         shard = self.options.shard.text if self.options.shard is not None else ""
         for device in self.pending:
-            note = "not started: the run was interrupted (SIGINT)"
+            note = f"not started: the run was interrupted ({by})"
             self.results[device.number] = DeviceRun(
                 _record(device.entry), self.host, INTERRUPTED, (), note, None, 0.0, shard=shard
             )
@@ -588,7 +590,7 @@ class ConformanceInterrupted(InterruptedWork):
         finished = sum(1 for run in runs if run.outcome != INTERRUPTED)
         where = f" while running {running}" if running else ""
         super().__init__(
-            f"interrupted (SIGINT, Ctrl-C){where}: {finished} of {len(runs)} device(s) had finished, "
+            f"interrupted ({signals.words()}){where}: {finished} of {len(runs)} device(s) had finished, "
             "every conformance worker was killed"
         )
         self.running = running

@@ -38,8 +38,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any
 
-from accelcore._child import child_environment, python_module_command
+from accelcore._child import child_environment, die_with_parent, python_module_command
 
+from . import signals
 from .execute import RunFailure, RunResult
 from .failures import InterruptedWork
 
@@ -180,7 +181,7 @@ def run_in_worker(
         except KeyboardInterrupt:
             _kill_group(process)  # before anything else: a second Ctrl-C must not leave it running
             raise InterruptedWork(
-                f"interrupted (SIGINT, Ctrl-C) during the {phase} phase of the run on {device_id}: the run worker "
+                f"interrupted ({signals.words()}) during the {phase} phase of the run on {device_id}: the run worker "
                 "and its process group were killed (SIGKILL); no --out file was written"
             ) from None
         finally:
@@ -283,6 +284,7 @@ def _child(request: _Request, events: IO[str]) -> tuple[dict[str, Any], Any]:
 def main(argv: Sequence[str] | None = None) -> int:
     from .environment import apply_defaults
 
+    die_with_parent()  # a parent killed (-9) or gone takes its worker with it
     apply_defaults()
     parser = argparse.ArgumentParser(prog="python -m accel_cli.runworker", description=__doc__.splitlines()[0])
     parser.add_argument("--request", required=True, type=Path)

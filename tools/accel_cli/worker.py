@@ -26,6 +26,8 @@ import traceback
 from collections.abc import Mapping, Sequence
 from typing import IO, Any
 
+from accelcore._child import die_with_parent
+
 from .environment import apply_defaults
 
 __all__ = ["main"]
@@ -144,6 +146,7 @@ def _skip_matches(case_id: str, pattern: str) -> bool:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    die_with_parent()  # a parent killed (-9) or gone takes its worker with it
     apply_defaults()
     parser = argparse.ArgumentParser(prog="python -m accel_cli.worker", description=__doc__.splitlines()[0])
     parser.add_argument("--device", required=True, help="PROVIDER:INDEX of the device")
