@@ -140,7 +140,7 @@ def _print(document: dict[str, Any]) -> None:
             else ", ".join(f"{f['format']} {f['module_kind']}" for f in formats) or "(none)",
         ),
     ]
-    rows.extend((name, f"{value:,}") for name, value in document["limits"].items())
+    rows.extend((name, "not reported" if value is None else f"{value:,}") for name, value in document["limits"].items())
     rows.extend((f"native.{name}", value) for name, value in document["native"].items())
     if document["problem"]:
         rows.append(("INVALID", document["problem"]))
