@@ -12,16 +12,16 @@ reaches, holds a compile error is reported with ``unknown`` set to Clang's messa
 refuse it when a value or array must be checked against it.
 
 Clang runs in a child process (``python accelcore/_clang_reflect.py``) under a wall-clock limit
-(``ACCELCORE_REFLECT_TIMEOUT_S``, default 30 s) and an address-space limit
-(``ACCELCORE_REFLECT_MEMORY_MIB``, default 2048 MiB): a source that makes the front end crash,
-loop or grow is a contained ``BackendError``, never a stall or a crash of this process.
-Kernel bodies are read too (what a ``__local`` argument is subscripted with); a body Clang's parser
-cannot take (a crash of the child) is read again without bodies, so the declarations still come from
-Clang and nothing about the bodies is assumed. ``#include`` is not followed there (the paths that turn a user's file into a package inline
-includes first: :mod:`accelcore.opencl_includes`). Answers are remembered per (source, options,
-address width) in this process. Without libclang (PyPI ``libclang``) or the OpenCL C headers of
-a Clang installation (Debian ``clang-15``; ``ACCELCORE_OPENCL_C_HEADERS`` names another folder)
-the call raises ``BackendError(UNSUPPORTED)`` saying which is missing.
+(``ACCELCORE_REFLECT_TIMEOUT_S``, default 30 s) and an address-space limit (``ACCELCORE_REFLECT_MEMORY_MIB``,
+default 2048 MiB): a source that makes the front end crash, loop or grow is a contained ``BackendError``,
+never a stall or a crash of this process. Kernel bodies are read too (what a ``__local`` argument is
+subscripted with); a body Clang's parser cannot take (a crash of the child) is read again without bodies, so
+the declarations still come from Clang and nothing about the bodies is assumed. ``#include`` is not followed
+there (the paths that turn a user's file into a package inline includes first:
+:mod:`accelcore.opencl_includes`). Answers are remembered per (source, options, address width) in this
+process. Without libclang (PyPI ``libclang``) or the OpenCL C headers of a Clang installation (Debian
+``clang-15``; ``ACCELCORE_OPENCL_C_HEADERS`` names another folder) the call raises
+``BackendError(UNSUPPORTED)`` saying which is missing.
 """
 
 from __future__ import annotations
