@@ -1,10 +1,13 @@
-"""Environment defaults set before any driver enumerates, for Python and the CLI alike (docs/cli.md, "Environment")."""
+"""Environment defaults set before any driver enumerates, for Python and the CLI alike (docs/cli.md, "Environment"),
+and the one reader of a numeric limit from the environment (:func:`env_number`)."""
 
 from __future__ import annotations
 
 import os
 
-__all__ = ["DEFAULTS", "DEVICE_ENV", "apply_defaults"]
+from .errors import BackendError, ErrorKind
+
+__all__ = ["DEFAULTS", "DEVICE_ENV", "apply_defaults", "env_number"]
 
 DEVICE_ENV = "ACCEL_DEVICE"
 """The default device selector for commands that take one DEVICE."""
@@ -23,3 +26,20 @@ def apply_defaults() -> None:
     """Set every default not already present (idempotent)."""
     for key, value in DEFAULTS.items():
         os.environ.setdefault(key, value)
+
+
+def env_number(name: str, default: float, low: float, high: float) -> float:
+    """The number in environment variable ``name`` (``default`` when unset or blank); INVALID_ARGUMENT naming the
+    variable, its text and the valid range when it is not a number from ``low`` to ``high``."""
+    text = os.environ.get(name, "").strip()
+    if not text:
+        return default
+    try:
+        value = float(text)
+    except ValueError:
+        value = float("nan")
+    if not low <= value <= high:
+        raise BackendError(
+            ErrorKind.INVALID_ARGUMENT, f"{name}={text!r} is not a number from {low:g} to {high:g} (unset: {default:g})"
+        )
+    return value

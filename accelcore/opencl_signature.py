@@ -40,6 +40,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ._child import child_environment, interpreter_flags
+from .environment import env_number
 from .errors import BackendError, ErrorKind
 from .layouts import ElementLayout, layout_from_json
 from .values import ValueType
@@ -248,21 +249,6 @@ def _header_dir() -> str:
     )
 
 
-def _limit(name: str, default: float, low: float, high: float) -> float:
-    text = os.environ.get(name, "").strip()
-    if not text:
-        return default
-    try:
-        value = float(text)
-    except ValueError:
-        value = float("nan")
-    if not low <= value <= high:
-        raise BackendError(
-            ErrorKind.INVALID_ARGUMENT, f"{name}={text!r} is not a number from {low:g} to {high:g} (unset: {default:g})"
-        )
-    return value
-
-
 _answers: OrderedDict[bytes, dict[str, Any]] = OrderedDict()
 
 
@@ -273,8 +259,8 @@ def _ask_clang(source: str, arguments: list[str], bodies: bool = True) -> dict[s
     if remembered is not None:
         _answers.move_to_end(key)
         return remembered
-    timeout = _limit(TIMEOUT_ENV, _DEFAULT_TIMEOUT_S, 0.5, 3600.0)
-    memory = int(_limit(MEMORY_ENV, _DEFAULT_MEMORY_MIB, 256, float(1 << 20)))
+    timeout = env_number(TIMEOUT_ENV, _DEFAULT_TIMEOUT_S, 0.5, 3600.0)
+    memory = int(env_number(MEMORY_ENV, _DEFAULT_MEMORY_MIB, 256, float(1 << 20)))
     request = json.dumps(
         {"source": source, "args": arguments, "memory_mib": memory, "timeout_s": timeout, "bodies": bodies}
     )

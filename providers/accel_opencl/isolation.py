@@ -64,6 +64,7 @@ from dataclasses import dataclass, replace
 
 from accelcore import BackendError, ErrorKind
 from accelcore._child import child_environment, python_module_command
+from accelcore.environment import env_number
 from accelcore.files import read_file, replace_file
 
 from . import binary_cache
@@ -108,25 +109,10 @@ class BuildLimits:
         return self.timeout_s <= other.timeout_s and self.memory_mib <= other.memory_mib
 
 
-def _env_number(name: str, default: float, low: float, high: float) -> float:
-    text = os.environ.get(name, "").strip()
-    if not text:
-        return default
-    try:
-        value = float(text)
-    except ValueError:
-        value = float("nan")
-    if not low <= value <= high:
-        raise BackendError(
-            ErrorKind.INVALID_ARGUMENT, f"{name}={text!r} is not a number from {low:g} to {high:g} (unset: {default:g})"
-        )
-    return value
-
-
 def build_limits() -> BuildLimits:
     """The limits from the environment; INVALID_ARGUMENT naming a variable that is not a valid number."""
-    timeout = _env_number(TIMEOUT_ENV, DEFAULT_TIMEOUT_S, 0.1, 24 * 3600.0)
-    memory = _env_number(MEMORY_ENV, DEFAULT_MEMORY_MIB, _MIN_MEMORY_MIB, float(1 << 24))
+    timeout = env_number(TIMEOUT_ENV, DEFAULT_TIMEOUT_S, 0.1, 24 * 3600.0)
+    memory = env_number(MEMORY_ENV, DEFAULT_MEMORY_MIB, _MIN_MEMORY_MIB, float(1 << 24))
     return BuildLimits(timeout, int(memory))
 
 
