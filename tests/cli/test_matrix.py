@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from pathlib import Path
 
@@ -194,3 +195,23 @@ def test_case_order_keeps_provider_cases_before_a_shared_last_case() -> None:
     second = _run(RUSTICL, "a", {"m.a": "passed", "vk.y": "passed", "vk.z": "passed", "z.last": "passed"})
     matrix = Matrix(runs=with_unique_labels([first, second]))
     assert matrix.case_ids == ["m.a", "cl.x", "vk.y", "vk.z", "z.last"]
+
+
+def test_html_lists_failures_first_groups_skips_and_shows_a_failed_cells_reason() -> None:
+    runs = [
+        _run(POCL, "a", {"a.one": "failed", "a.two": "skipped", "a.three": "skipped", "a.four": "passed"}),
+        _run(RUSTICL, "a", {"a.one": "passed", "a.two": "skipped", "a.three": "skipped", "a.four": "failed"}),
+    ]
+    runs = [
+        dataclasses.replace(run, cases=tuple(
+            dataclasses.replace(c, reason="device does not claim f64") if c.status == "skipped" else c
+            for c in run.cases
+        ))
+        for run in runs
+    ]  # fmt: skip
+    page = matrix_to_html(Matrix(runs=with_unique_labels(runs)).reclassified(None))
+    failures, table = page.index("<h2>Failures</h2>"), page.index("<table><thead>")
+    assert failures < table  # what needs a look comes before the matrix
+    assert page.count('<small class="why">') == 2 and '<a href="#r0">why a.one</a>' in page  # in the cell itself
+    assert "device does not claim f64 — 4 cell(s)" in page  # one group, not four entries
+    assert page.index("<h2>Skips, by reason</h2>") > table

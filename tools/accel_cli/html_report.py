@@ -22,6 +22,7 @@ thead th{background:#f2f2f2;vertical-align:bottom}
 .interrupted{background:#fff;color:#a11;font-style:italic}
 dt{font-family:ui-monospace,monospace;margin-top:.6rem}dd{white-space:pre-wrap;margin-left:1.5rem}
 .ok{color:#176f2c}.bad{color:#a11}
+small.why{display:block;max-width:18rem;font-weight:normal;text-align:left}small.why a{color:#611}
 """
 
 _SYMBOL = {
@@ -37,6 +38,10 @@ _SYMBOL = {
 }
 SLOWEST = 10
 """How many of the slowest cells the page lists."""
+_FAILING = frozenset({"fail", "timeout", "crash", "xpass", "flake", "interrupted"})
+"""Verdicts listed under "Failures", first, each with its reason shown in its cell."""
+_CELL_REASON = 80
+_SKIPS_LISTED = 12
 
 
 def _headline(matrix: Matrix) -> str:
@@ -69,7 +74,10 @@ def matrix_to_html(matrix: Matrix, *, strict: bool = False, title: str = "accel 
             + "</th>"
         )
     parts.append("</tr></thead><tbody>")
-    notes: list[str] = []
+    failures: list[str] = []
+    expected_notes: list[str] = []
+    skips: dict[str, list[str]] = {}
+    table_at = parts.index("<table><thead><tr><th>case</th>")
     for case_id in matrix.case_ids:
         parts.append(f'<tr><th class="case">{esc(case_id)}</th>')
         for run in matrix.runs:
@@ -82,21 +90,43 @@ def matrix_to_html(matrix: Matrix, *, strict: bool = False, title: str = "accel 
                 expected = cell.expectation
                 reason = f"expected failure ({expected.get('date', '')}): {expected.get('reason', '')}\n{reason}"
             measured = f"<br><small>{esc(cell.measured)}</small>" if cell.measured else ""
-            parts.append(
-                f'<td class="{esc(cell.verdict)}" title="{esc(reason)}">'
-                f"{_SYMBOL.get(cell.verdict, esc(cell.verdict))}{measured}</td>"
-            )
             for number, attempt in enumerate(cell.attempts, start=1):
                 reason += f"\nattempt {number}: {attempt.get('status')} {attempt.get('reason', '')}".rstrip()
-            if cell.verdict != "pass" and reason:
-                notes.append(f"<dt>{esc(run.label)} · {esc(case_id)} · {esc(cell.verdict)}</dt><dd>{esc(reason)}</dd>")
+            anchor = f"r{len(failures) + len(expected_notes)}"
+            shown = ""  # a failing cell says why in the cell itself, not only in a tooltip
+            if cell.verdict in _FAILING and reason:
+                first = reason.strip().splitlines()[0]
+                short = first if len(first) <= _CELL_REASON else first[: _CELL_REASON - 1] + "…"
+                shown = f'<br><small class="why"><a href="#{anchor}">{esc(short)}</a></small>'
+            parts.append(
+                f'<td class="{esc(cell.verdict)}" title="{esc(reason)}">'
+                f"{_SYMBOL.get(cell.verdict, esc(cell.verdict))}{measured}{shown}</td>"
+            )
+            if cell.verdict == "pass" or not reason:
+                continue
+            label = f"{esc(run.label)} · {esc(case_id)} · {esc(cell.verdict)}"
+            if cell.verdict in _FAILING:
+                failures.append(f'<dt id="{anchor}">{label}</dt><dd>{esc(reason)}</dd>')
+            elif cell.verdict == "skip":
+                skips.setdefault(reason.strip(), []).append(f"{run.label} · {case_id}")
+            else:
+                expected_notes.append(f'<dt id="{anchor}">{label}</dt><dd>{esc(reason)}</dd>')
         parts.append("</tr>")
     parts.append("</tbody></table>")
+    if failures:  # what needs a look comes first, above the matrix
+        parts.insert(table_at, "<h2>Failures</h2><dl>" + "".join(failures) + "</dl>")
     heatmap = numerics_heatmap(matrix)
     if heatmap:
         parts.append(heatmap)
-    if notes:
-        parts.append("<h2>Reasons</h2><dl>" + "".join(notes) + "</dl>")
+    if expected_notes:
+        parts.append("<h2>Expected failures and other outcomes</h2><dl>" + "".join(expected_notes) + "</dl>")
+    if skips:
+        parts.append("<h2>Skips, by reason</h2><dl>")
+        for why, cells in sorted(skips.items(), key=lambda item: -len(item[1])):
+            listed = ", ".join(esc(c) for c in cells[:_SKIPS_LISTED])
+            more = f" and {len(cells) - _SKIPS_LISTED} more" if len(cells) > _SKIPS_LISTED else ""
+            parts.append(f"<dt>{esc(why)} — {len(cells)} cell(s)</dt><dd>{listed}{more}</dd>")
+        parts.append("</dl>")
     slowest = sorted(
         (
             (cell.duration_s, run.label or run.device.device_id, cell.id, cell.verdict)
