@@ -41,6 +41,8 @@ __all__ = [
     "read_file",
     "read_regular_file",
     "replace_file",
+    "special_file_problem",
+    "write_regular_file",
 ]
 
 KERNEL_FILE_BYTES = 1 << 30
@@ -181,3 +183,27 @@ def replace_file(
         with contextlib.suppress(OSError):
             os.unlink(temporary)
         raise
+
+
+def write_regular_file(path: str | os.PathLike[str], data: bytes) -> None:
+    """``data`` written to exactly ``path``, whole or not at all (:func:`replace_file`, the umask's permissions);
+    OSError naming the path when it exists as something other than a regular file (a FIFO would block the
+    writer, a device would swallow the bytes) - through symlinks too."""
+    problem = special_file_problem(path)
+    if problem is not None:
+        raise OSError(problem)
+    mask = os.umask(0o022)
+    os.umask(mask)
+    replace_file(os.path.realpath(path), lambda handle: handle.write(data), mode=0o666 & ~mask)
+
+
+def special_file_problem(path: str | os.PathLike[str]) -> str | None:
+    """Why ``path`` cannot be written as a file (it exists as a FIFO, device, socket or folder, through symlinks
+    too), or None: checked before long work whose result goes there."""
+    try:
+        mode = os.stat(path).st_mode
+    except OSError:
+        return None  # missing (to be made) or unreadable: the write says why
+    if stat.S_ISREG(mode):
+        return None
+    return f"{os.fspath(path)} is {describe_file(path, mode)}, not a regular file"

@@ -337,3 +337,24 @@ def test_a_million_unknown_ids_are_named_briefly(accel: Any, tmp_path: Path) -> 
     proc = accel(["conformance", "reference:0", "--cases", listing], providers=["reference"], timeout=50)
     assert proc.returncode == 2, proc.stdout + proc.stderr
     assert "'nope.9' and 999990 more matches no case" in proc.stderr and len(proc.stderr) < 4000
+
+
+@pytest.mark.timeout(30)
+@pytest.mark.parametrize("option", ["--json", "--junit", "--html", "--csv"])
+def test_a_conformance_report_aimed_at_a_fifo_is_refused_not_blocked(ref_env: None, files: Path, option: str) -> None:
+    result, seconds = _invoke(["conformance", "reference:0", "--case", "metadata.", option, "fifo"], files)
+    assert result.exit_code == 2, (result.output, result.exception)
+    assert "fifo is a FIFO (named pipe), not a regular file" in result.stderr and seconds < 20
+    assert "started" not in result.stderr  # refused before the run, not after it
+    assert (files / "fifo").is_fifo()  # left as it was
+
+
+@pytest.mark.timeout(30)
+def test_pack_output_aimed_at_a_fifo_is_refused_and_a_regular_file_is_written_whole(ref_env: None, files: Path) -> None:
+    source = files / "k.cl"
+    source.write_text("__kernel void k(__global int *x) { x[get_global_id(0)] = 1; }\n")
+    result, _ = _invoke(["pack", str(source), "-o", "fifo", "--global", "4"], files)
+    assert result.exit_code == 2 and "fifo is a FIFO (named pipe), not a regular file" in result.stderr, result.output
+    result, _ = _invoke(["pack", str(source), "-o", "k.kpkg", "--global", "4"], files)
+    assert result.exit_code == 0, result.output
+    assert (files / "k.kpkg").stat().st_size > 0 and not list(files.glob(".tmp-*"))

@@ -17,7 +17,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TaskID, TextC
 from rich.table import Table
 
 from accelcore.errors import BackendError
-from accelcore.files import read_file
+from accelcore.files import read_file, special_file_problem, write_regular_file
 
 from ..case_catalogue import offered_case_ids
 from ..caseselect import check_case_selection
@@ -234,9 +234,9 @@ def _write(path: str, text: str, option: str) -> None:
         click.echo(text, nl=False)
         return
     try:
-        Path(path).write_text(text, encoding="utf-8")
+        write_regular_file(path, text.encode("utf-8"))
     except OSError as exc:
-        raise UsageProblem(f"cannot write {path}: {exc.strerror}", argument=option) from None
+        raise UsageProblem(f"cannot write {path}: {exc.strerror or exc}", argument=option) from None
 
 
 MAX_LIST_BYTES = 64 << 20
@@ -457,6 +457,10 @@ def conformance(
             argument=to_stdout[1],
         )
     set_json_mode(json_path == "-")
+    for option, target in outputs:  # before the run, not after it: a FIFO would block the write
+        problem = special_file_problem(target) if target not in (None, "-") else None
+        if problem is not None:
+            raise UsageProblem(f"cannot write {target}: {problem}", argument=option)
     expectations = _load_expect(expect_values, merge=merge)
     interrupted: ConformanceInterrupted | None = None
     if merge:

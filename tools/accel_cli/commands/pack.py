@@ -9,6 +9,7 @@ from typing import Any
 import click
 
 from accelcore.errors import BackendError, ErrorKind
+from accelcore.files import write_regular_file
 from accelcore.pack import argument_names
 from accelcore.package import Coverage, KernelPackage, ModuleKind
 from accelcore.package_codec import write_package
@@ -28,9 +29,9 @@ __all__ = ["compile_", "pack"]
 
 def _write(path: Path, data: bytes) -> None:
     try:
-        path.write_bytes(data)
+        write_regular_file(path, data)
     except OSError as exc:
-        raise UsageProblem(f"cannot write {path}: {exc.strerror}", argument="--output") from None
+        raise UsageProblem(f"cannot write {path}: {exc.strerror or exc}", argument="--output") from None
 
 
 def _pack_file(source: Path, packing: dict[str, Any], *, named: bool = False) -> tuple[KernelPackage, FileKind]:
