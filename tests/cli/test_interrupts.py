@@ -258,23 +258,9 @@ def test_ctrl_c_anywhere_in_a_command_exits_130(monkeypatch: pytest.MonkeyPatch,
 
 # ----------------------------------------------------------------------------- real devices
 
-LONG_CL = """
-__kernel void spin(__global uint* out, const uint n) {
-    uint x = get_global_id(0);
-    for (uint a = 0; a < n; a++) { x = x * 1664525u + 1013904223u; }
-    out[get_global_id(0)] = x;
-}
-"""
-LONG_GLSL = """#version 450
-layout(local_size_x = 64) in;
-layout(push_constant) uniform P { uint n; } p;
-layout(set = 0, binding = 0) buffer Out { uint v[]; };
-void main() {
-    uint x = gl_GlobalInvocationID.x;
-    for (uint a = 0u; a < p.n; a++) { x = x * 1664525u + 1013904223u; }
-    v[gl_GlobalInvocationID.x] = x;
-}
-"""
+RUNAWAY = Path(__file__).parents[1] / "python" / "data"
+LONG_CL = (RUNAWAY / "runaway.cl").read_text()  # shared with tests/python/test_recovery.py
+LONG_GLSL = (RUNAWAY / "runaway.comp").read_text()
 ITEMS = 65535 * 64  # x 60,000 iterations: minutes on a CPU device (65,535 groups: Vulkan's usual limit)
 
 

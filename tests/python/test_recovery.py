@@ -173,23 +173,9 @@ def test_ctrl_c_reaches_a_caller_blocked_in_a_driver_wait_that_ignores_signals()
 
 # ----------------------------------------------------------------------------- real devices, in a child
 
-LONG_CL = """
-__kernel void spin(__global uint* out, const uint n) {
-    uint x = get_global_id(0);
-    for (uint a = 0; a < n; a++) { x = x * 1664525u + 1013904223u; }
-    out[get_global_id(0)] = x;
-}
-"""
-LONG_GLSL = """#version 450
-layout(local_size_x = 64) in;
-layout(push_constant) uniform P { uint n; } p;
-layout(set = 0, binding = 0) buffer Out { uint v[]; };
-void main() {
-    uint x = gl_GlobalInvocationID.x;
-    for (uint a = 0u; a < p.n; a++) { x = x * 1664525u + 1013904223u; }
-    v[gl_GlobalInvocationID.x] = x;
-}
-"""
+RUNAWAY = Path(__file__).parent / "data"
+LONG_CL = (RUNAWAY / "runaway.cl").read_text()
+LONG_GLSL = (RUNAWAY / "runaway.comp").read_text()
 ITERATIONS = 60_000
 """Under 65,536: llvmpipe (rusticl, lavapipe) silently ends longer loops (the dated long-loop driver bug)."""
 
