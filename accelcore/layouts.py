@@ -29,6 +29,8 @@ that would match (:meth:`ElementLayout.numpy_dtype`).
 
 from __future__ import annotations
 
+import bisect
+import itertools
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
@@ -468,14 +470,15 @@ def _compare_fields(layout: ElementLayout, given: np.dtype[Any], path: str, sign
     fields: Mapping[str, Any] = given.fields or {}
     given_fields = [(name, fields[name][0], fields[name][1]) for name in given.names or ()]
     named = all(f.name for f in layout.fields)
+    by_name = {g[0]: g for g in given_fields}
+    by_offset: dict[int, tuple[str, Any, int]] = {}
+    for g in given_fields:
+        by_offset.setdefault(g[2], g)  # the first field at an offset, as a scan in order would find
     used: set[str] = set()
     matched_any = False
-    for member in layout.fields:
+    for member in layout.fields:  # linear in the members and fields (a kernel may declare thousands)
         where = f"{path}.{member.name}" if path else (member.name or f"member at {member.offset}")
-        if named:
-            found = next((g for g in given_fields if g[0] == member.name), None)
-        else:
-            found = next((g for g in given_fields if g[2] == member.offset), None)
+        found = by_name.get(member.name) if named else by_offset.get(member.offset)
         if found is None:
             if layout.kind == "union":
                 continue
@@ -490,12 +493,15 @@ def _compare_fields(layout: ElementLayout, given: np.dtype[Any], path: str, sign
         matched_any = True
     if layout.kind == "union" and not matched_any:
         return f"no field names a member of {layout.describe(2)}"
-    spans = [(m.offset, m.offset + (m.layout.size or 0)) for m in layout.fields]
+    spans = sorted((m.offset, m.offset + (m.layout.size or 0)) for m in layout.fields)
+    starts = [start for start, _ in spans]
+    reach = list(itertools.accumulate((stop for _, stop in spans), max))  # furthest end among the first k
     for name, sub, offset in given_fields:
         if name in used:
             continue
         end = offset + sub.itemsize
-        if layout.kind == "union" or any(offset < stop and start < end for start, stop in spans):
+        before = bisect.bisect_left(starts, end)  # members starting before this field ends
+        if layout.kind == "union" or (before and reach[before - 1] > offset):
             where = f"{path}.{name}" if path else name
             return f"field {where} ({sub} at {offset}) is not a member of {layout.describe(2)}"
     return ""

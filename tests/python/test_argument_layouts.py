@@ -316,3 +316,20 @@ def test_a_push_constant_block_as_its_exact_bytes_by_its_instance_name(entry: An
             kernel(out, pc=bytes(8), global_size=8)
         with _refused(r"pc= gives the whole push-constant block; do not also give its members"):
             kernel(out, pc=block.tobytes(), n=8, global_size=8)
+
+
+@pytest.mark.timeout(30)
+def test_a_struct_of_twenty_thousand_members_is_checked_in_linear_time() -> None:
+    """Members come from the kernel's source (anyone's): matching them to fields once took members x fields."""
+    n = 20_000
+    f32 = _f32()
+    layout = ElementLayout("struct", 4 * n, "Big", fields=tuple(LayoutField(f"m{i}", 4 * i, f32) for i in range(n)))
+    check_array("x", np.dtype([(f"m{i}", "<f4") for i in range(n)]), (2,), layout)
+    padded = ElementLayout("struct", 4 * n + 4, "Big", fields=layout.fields)
+    extra = np.dtype({"names": [*(f"m{i}" for i in range(n)), "pad"], "formats": ["<f4"] * (n + 1),
+                      "offsets": [*(4 * i for i in range(n)), 4 * n], "itemsize": 4 * n + 4})  # fmt: skip
+    check_array("x", extra, (2,), padded)  # a field in the padding is fine
+    clash = np.dtype({"names": [*(f"m{i}" for i in range(n)), "over"], "formats": ["<f4"] * (n + 1),
+                      "offsets": [*(4 * i for i in range(n)), 8], "itemsize": 4 * n + 4})  # fmt: skip
+    with pytest.raises(ac.BackendError, match="field over"):
+        check_array("x", clash, (2,), padded)
