@@ -252,9 +252,15 @@ def _sh_blocks() -> list[Any]:
 def _newcomer_environment() -> dict[str, str]:
     """This environment as a shell that has not activated .venv sees it."""
     venv_bin = str(ROOT / ".venv" / "bin")
-    env = {k: v for k, v in os.environ.items() if k not in ("VIRTUAL_ENV", "PYTHONHOME")}
+    env = {k: v for k, v in make_environment().items() if k not in ("VIRTUAL_ENV", "PYTHONHOME")}
     env["PATH"] = os.pathsep.join(p for p in env.get("PATH", "").split(os.pathsep) if p and p != venv_bin)
     return env
+
+
+def make_environment() -> dict[str, str]:
+    """This environment without what an enclosing ``make`` exports (``make test`` runs pytest from a
+    recipe): a nested make would otherwise print "Entering directory" lines, as no user's shell does."""
+    return {k: v for k, v in os.environ.items() if k not in ("MAKEFLAGS", "MFLAGS", "MAKELEVEL", "MAKEOVERRIDES")}
 
 
 def sh_script(body: str) -> str:

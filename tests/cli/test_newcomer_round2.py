@@ -24,7 +24,7 @@ import accelcore as ac
 from accelcore.testing.programs import encode_program
 
 from .conftest import PLUGINS
-from .test_docs import doc_blocks, sh_script
+from .test_docs import doc_blocks, make_environment, sh_script
 
 ROOT = Path(__file__).resolve().parents[2]
 ACTIVATE = ". .venv/bin/activate"
@@ -79,7 +79,7 @@ def test_the_newcomer_commands_work_in_a_shell_without_the_venv(tmp_path: Path) 
     """The README's first three commands (make as a dry run), then the package from a plain ``python``."""
     block = next(b for b in doc_blocks(ROOT / "README.md") if b.language == "sh" and ACTIVATE in b.body)
     venv_bin = str(ROOT / ".venv" / "bin")
-    env = {k: v for k, v in os.environ.items() if k != "VIRTUAL_ENV"}
+    env = {k: v for k, v in make_environment().items() if k != "VIRTUAL_ENV"}
     env["PATH"] = os.pathsep.join(p for p in env["PATH"].split(os.pathsep) if p and p != venv_bin)
     env["ACCEL_PROVIDERS"] = "reference"
     script = sh_script(block.body) + 'python -c "import accelcore as ac; print(ac.devices()[0].device_id)"\n'
@@ -92,7 +92,9 @@ def test_the_newcomer_commands_work_in_a_shell_without_the_venv(tmp_path: Path) 
 
 @pytest.mark.parametrize("target", ["run", "setup"])
 def test_make_run_and_setup_end_with_the_line_to_paste(target: str) -> None:
-    proc = subprocess.run(["make", "-n", target], cwd=ROOT, capture_output=True, text=True, timeout=60, check=False)
+    proc = subprocess.run(
+        ["make", "-n", target], cwd=ROOT, env=make_environment(), capture_output=True, text=True, timeout=60, check=False
+    )
     assert proc.returncode == 0, proc.stderr
     assert ACTIVATE in proc.stdout.strip().splitlines()[-1], proc.stdout[-500:]
 
@@ -106,6 +108,7 @@ def test_make_run_prints_the_line_after_a_failing_conformance_run_and_keeps_its_
     proc = subprocess.run(
         ["make", "-o", "setup", "run", f"BIN={fake}"],
         cwd=ROOT,
+        env=make_environment(),
         capture_output=True,
         text=True,
         timeout=60,
