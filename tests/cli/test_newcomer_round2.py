@@ -93,7 +93,13 @@ def test_the_newcomer_commands_work_in_a_shell_without_the_venv(tmp_path: Path) 
 @pytest.mark.parametrize("target", ["run", "setup"])
 def test_make_run_and_setup_end_with_the_line_to_paste(target: str) -> None:
     proc = subprocess.run(
-        ["make", "-n", target], cwd=ROOT, env=make_environment(), capture_output=True, text=True, timeout=60, check=False
+        ["make", "-n", target],
+        cwd=ROOT,
+        env=make_environment(),
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
     )
     assert proc.returncode == 0, proc.stderr
     assert ACTIVATE in proc.stdout.strip().splitlines()[-1], proc.stdout[-500:]
