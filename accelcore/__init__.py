@@ -8,11 +8,11 @@ package imports no driver binding.
 
 from __future__ import annotations
 
-from .accelerator import Accelerator
-from .buffers import AllocatedBuffer, BufferDesc, BufferInfo, BufferRange, validate_transfer
-from .compare import compare
-from .device import ContextDesc, DeviceIdentity, DeviceInfo, DeviceLimits, QueueDesc
-from .errors import (
+from .api import Device, DeviceArray, Kernel, LocalMemory, Run, RunCancelled, compare, devices, local_memory, open
+from .contract.accelerator import Accelerator
+from .contract.buffers import AllocatedBuffer, BufferDesc, BufferInfo, BufferRange, validate_transfer
+from .contract.device import ContextDesc, DeviceIdentity, DeviceInfo, DeviceLimits, QueueDesc
+from .contract.errors import (
     BackendError,
     DeviceInfoError,
     DeviceInfoErrorKind,
@@ -25,7 +25,7 @@ from .errors import (
     SubmitIndeterminate,
     SubmitRejected,
 )
-from .flags import (
+from .contract.flags import (
     AcceleratorClass,
     AccessMode,
     BufferProperties,
@@ -35,8 +35,7 @@ from .flags import (
     MemoryDomain,
     QueueFlags,
 )
-from .highlevel import Device, DeviceArray, Kernel, LocalMemory, Run, RunCancelled, devices, local_memory, open
-from .ports import (
+from .contract.ports import (
     ByteSink,
     ByteSource,
     MemorySink,
@@ -50,8 +49,8 @@ from .ports import (
     sink_of,
     source_of,
 )
-from .program import ArtifactFormat, ArtifactRef, TargetIdentity
-from .submission import (
+from .contract.program import ArtifactFormat, ArtifactRef, TargetIdentity
+from .contract.submission import (
     BindingRef,
     EventState,
     EventStatus,

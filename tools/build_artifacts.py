@@ -10,10 +10,10 @@ relative paths, so the recorded command is exactly what reproduces the file.
 GLSL → Vulkan SPIR-V: glslangValidator (target vulkan1.1). OpenCL C → OpenCL
 SPIR-V: clang-15 (spir64, OpenCL C 1.2, -O0: llvm-spirv 15 cannot translate
 the `freeze` instructions -O2 emits, and -O1 output fails spirv-val) then
-llvm-spirv-15. Packages: accelcore.package_codec.write_package over the
-module and accelcore.corpus.kernel_spec; the argument kernels
-(accelcore.corpus.ARGUMENT_KERNELS, each for its own module kinds only) are
-packed by accelcore.corpus.argument_package (accelcore.pack.pack_module) with
+llvm-spirv-15. Packages: accelcore.kernels.package_codec.write_package over the
+module and accelcore.conformance.corpus.kernel_spec; the argument kernels
+(accelcore.conformance.corpus.ARGUMENT_KERNELS, each for its own module kinds only) are
+packed by accelcore.conformance.corpus.argument_package (accelcore.kernels.pack.pack_module) with
 their recorded values, and their manifest entries describe the written package.
 """
 
@@ -34,7 +34,7 @@ ARTIFACTS = REPO / "artifacts"
 if str(REPO) not in sys.path:
     sys.path.insert(0, str(REPO))
 
-from accelcore.corpus import (  # noqa: E402
+from accelcore.conformance.corpus import (  # noqa: E402
     ARGUMENT_KERNELS,
     KERNELS,
     SHIPPED_KINDS,
@@ -43,9 +43,9 @@ from accelcore.corpus import (  # noqa: E402
     argument_values,
     kernel_spec,
 )
-from accelcore.package import ArgumentKind, KernelPackage, ModuleKind  # noqa: E402
-from accelcore.package_codec import parse_package, write_package  # noqa: E402
-from accelcore.values import decode_value  # noqa: E402
+from accelcore.kernels.package import ArgumentKind, KernelPackage, ModuleKind  # noqa: E402
+from accelcore.kernels.package_codec import parse_package, write_package  # noqa: E402
+from accelcore.kernels.values import decode_value  # noqa: E402
 
 MANIFEST_FORMAT = 1
 GLSL_TARGET_ENV = "vulkan1.1"
@@ -90,7 +90,7 @@ class Output:
 
 
 def package_spec(name: str, kind: ModuleKind) -> dict[str, object]:
-    """The package fields recorded in the manifest (the kernel spec of accelcore.corpus)."""
+    """The package fields recorded in the manifest (the kernel spec of accelcore.conformance.corpus)."""
     spec = kernel_spec(name)
     return {
         "module_kind": kind.name,
@@ -265,7 +265,7 @@ def plan() -> list[Output]:
                     f"kernel package ({kind.name})",
                     [module],
                     [["python", "../tools/build_artifacts.py", "--package", name, kind.name]],
-                    "accelcore.package_codec.write_package",
+                    "accelcore.kernels.package_codec.write_package",
                     package_spec(name, kind),
                 )
             )
@@ -285,7 +285,8 @@ def plan() -> list[Output]:
                     f"kernel package ({kind.name})",
                     [module],
                     [["python", "../tools/build_artifacts.py", "--package", name, kind.name]],
-                    "accelcore.corpus.argument_package (accelcore.pack.pack_module) + write_package",
+                    "accelcore.conformance.corpus.argument_package (accelcore.kernels.pack.pack_module)"
+                    " + write_package",
                     argument_kernel=name,
                 )
             )

@@ -5,6 +5,10 @@ every standard case of SPEC.md (stable ids, exact expected error kinds) on
 fresh provider instances, then the provider's own ``extra_cases``
 (:class:`ConformanceCase`), then ``accounting.resource-lifecycle``. The CLI
 and the tests call the same function.
+
+Layer 7. Owns the standard cases, the numerics suite, the corpus of ``artifacts/`` as conformance
+cases (``corpus``), reports. May import every layer below it: contract, support, kernels, engine,
+devices, api (docs/architecture.md).
 """
 
 from __future__ import annotations

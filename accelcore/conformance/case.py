@@ -21,9 +21,9 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, NoReturn, TypeVar
 
-from ..buffers import AllocatedBuffer, BufferDesc, BufferRange
-from ..device import ContextDesc, DeviceInfo, QueueDesc
-from ..errors import (
+from ..contract.buffers import AllocatedBuffer, BufferDesc, BufferRange
+from ..contract.device import ContextDesc, DeviceInfo, QueueDesc
+from ..contract.errors import (
     BackendError,
     ErrorKind,
     ReleaseFailure,
@@ -33,11 +33,11 @@ from ..errors import (
     SubmitIndeterminate,
     SubmitRejected,
 )
-from ..flags import AccessMode, Capabilities
-from ..ports import ByteSource, MemorySink, MemorySource
-from ..program import ArtifactRef
-from ..submission import BindingRef, EventState, Timeout
-from ..waiting import poll_until_terminal
+from ..contract.flags import AccessMode, Capabilities
+from ..contract.ports import ByteSource, MemorySink, MemorySource
+from ..contract.program import ArtifactRef
+from ..contract.submission import BindingRef, EventState, Timeout
+from ..contract.waiting import poll_until_terminal
 from .target import BindingFixture, ConformanceHooks, ConformanceTarget
 
 __all__ = [

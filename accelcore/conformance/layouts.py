@@ -2,9 +2,9 @@
 
 Promise: :func:`layout_problems` takes a package whose buffers hold structs (and vectors, unions,
 std140 arrays), numpy arrays built from the layouts the module declares (Clang's for OpenCL C, the
-decorations for SPIR-V, read through :func:`accelcore.highlevel.declared_elements`), the output the
+decorations for SPIR-V, read through :func:`accelcore.api.declared_elements`), the output the
 device must write, and arrays that do not match. It checks that every matching array passes the one
-host check (:func:`accelcore.layouts.check_array`) and every mismatch is refused with
+host check (:func:`accelcore.kernels.layouts.check_array`) and every mismatch is refused with
 INVALID_ARGUMENT, then runs the package once on the device and compares the written bytes with
 numpy's answer exactly: the device must lay the structs out as the module says. It returns what went
 wrong (empty when nothing did). The providers name the kernels (``accel_opencl``, ``accel_vulkan``).
@@ -17,14 +17,14 @@ from typing import Any
 
 import numpy as np
 
-from ..buffers import BufferDesc, BufferRange
-from ..errors import BackendError, ErrorKind
-from ..flags import AccessMode, BufferUsage, MemoryDomain
-from ..package import KernelPackage
-from ..package_codec import write_package
-from ..ports import MemorySource
-from ..program import ArtifactRef
-from ..submission import BindingRef, EventState
+from ..contract.buffers import BufferDesc, BufferRange
+from ..contract.errors import BackendError, ErrorKind
+from ..contract.flags import AccessMode, BufferUsage, MemoryDomain
+from ..contract.ports import MemorySource
+from ..contract.program import ArtifactRef
+from ..contract.submission import BindingRef, EventState
+from ..kernels.package import KernelPackage
+from ..kernels.package_codec import write_package
 from .case import Session
 
 __all__ = ["layout_problems"]
@@ -43,7 +43,7 @@ def layout_problems(
     domain: MemoryDomain,
 ) -> list[str]:
     """What differs from the promise (see the module docstring); [] when the device and the checks keep it."""
-    from ..highlevel import check_buffer_array, declared_elements
+    from ..api import check_buffer_array, declared_elements
 
     problems: list[str] = []
     declared = declared_elements(package)

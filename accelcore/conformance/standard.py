@@ -6,13 +6,13 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from ..buffers import BufferDesc, BufferInfo, BufferRange
-from ..device import ContextDesc, DeviceInfo, QueueDesc
-from ..errors import BackendError, ErrorKind, ReleaseRejected, SubmitIndeterminate, SubmitRejected
-from ..flags import AccessMode, BufferUsage, Capabilities, ContextFlags, MemoryDomain, QueueFlags
-from ..ports import MemorySink, MemorySource, PatternSource
-from ..program import ArtifactRef
-from ..submission import BindingRef, EventState, EventStatus, Timeout
+from ..contract.buffers import BufferDesc, BufferInfo, BufferRange
+from ..contract.device import ContextDesc, DeviceInfo, QueueDesc
+from ..contract.errors import BackendError, ErrorKind, ReleaseRejected, SubmitIndeterminate, SubmitRejected
+from ..contract.flags import AccessMode, BufferUsage, Capabilities, ContextFlags, MemoryDomain, QueueFlags
+from ..contract.ports import MemorySink, MemorySource, PatternSource
+from ..contract.program import ArtifactRef
+from ..contract.submission import BindingRef, EventState, EventStatus, Timeout
 from .case import CaseContext, CaseFailed, ConformanceCase, FixtureBuffer, Session, describe_exception
 
 __all__ = ["ACCOUNTING_CASE", "STABILITY_POLLS", "STANDARD_CASES"]

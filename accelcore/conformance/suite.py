@@ -13,9 +13,9 @@ import traceback
 from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from typing import Any
 
-from ..device import DeviceInfo
-from ..errors import BackendError, DeviceInfoError, ReleaseFailure, SubmitFailure
-from ..flags import Capabilities
+from ..contract.device import DeviceInfo
+from ..contract.errors import BackendError, DeviceInfoError, ReleaseFailure, SubmitFailure
+from ..contract.flags import Capabilities
 from .case import CaseContext, CaseFailed, CaseSkipped, ConformanceCase, describe_exception
 from .report import CaseResult, CaseStatus, Report
 from .standard import ACCOUNTING_CASE, STANDARD_CASES

@@ -7,8 +7,8 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any, Protocol
 
-from ..flags import AccessMode, BufferUsage, MemoryDomain
-from ..program import ArtifactFormat, TargetIdentity
+from ..contract.flags import AccessMode, BufferUsage, MemoryDomain
+from ..contract.program import ArtifactFormat, TargetIdentity
 
 __all__ = [
     "COPY_PATH_LIMIT",

@@ -1,4 +1,8 @@
-"""The reference command engine: host-side object IDs, checks, policy and recovery over any provider."""
+"""The reference command engine: host-side object IDs, checks, policy and recovery over any provider.
+
+Layer 4. May import: :mod:`accelcore.contract`, :mod:`accelcore.support`, :mod:`accelcore.kernels`
+(docs/architecture.md).
+"""
 
 from __future__ import annotations
 

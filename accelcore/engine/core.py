@@ -29,11 +29,11 @@ from dataclasses import dataclass, field
 from operator import is_
 from typing import TYPE_CHECKING, Any, Generic, NoReturn, TypeVar
 
-from .._checks import U32_MAX, check_u64
-from ..accelerator import Accelerator
-from ..buffers import BufferDesc, BufferInfo, BufferRange, validate_transfer
-from ..device import ContextDesc, DeviceInfo, QueueDesc
-from ..errors import (
+from ..contract._checks import U32_MAX, check_u64
+from ..contract.accelerator import Accelerator
+from ..contract.buffers import BufferDesc, BufferInfo, BufferRange, validate_transfer
+from ..contract.device import ContextDesc, DeviceInfo, QueueDesc
+from ..contract.errors import (
     BackendError,
     ErrorKind,
     ReleaseFailure,
@@ -43,11 +43,11 @@ from ..errors import (
     SubmitIndeterminate,
     SubmitRejected,
 )
-from ..flags import AccessMode, BufferUsage, Capabilities
-from ..ports import ByteSink, ByteSource, MemorySink, sink_of, source_of
-from ..program import ArtifactRef
-from ..submission import BindingRef, EventState, Timeout, timeout_seconds, validate_binding_ranges
-from ..waiting import INTERRUPT_SLICE_S, call_interruptibly, on_main_thread, poll_until_terminal
+from ..contract.flags import AccessMode, BufferUsage, Capabilities
+from ..contract.ports import ByteSink, ByteSource, MemorySink, sink_of, source_of
+from ..contract.program import ArtifactRef
+from ..contract.submission import BindingRef, EventState, Timeout, timeout_seconds, validate_binding_ranges
+from ..contract.waiting import INTERRUPT_SLICE_S, call_interruptibly, on_main_thread, poll_until_terminal
 from .coverage import CoverageRule, coverage_rule
 from .ids import IdTable, ObjectKind, format_id
 from .policy import ResourcePolicy, ResourceUsage
@@ -885,18 +885,18 @@ class CommandEngine(Generic[C, B, P, Q, E]):
     def wait(self, event_id: int, timeout_s: float | None = None) -> EventState:
         """Wait until the event is terminal and return its state (what :meth:`poll` reports).
 
-        Where the provider offers a blocking wait (:class:`~accelcore.waiting.EventWaiter`) the
+        Where the provider offers a blocking wait (:class:`~accelcore.contract.waiting.EventWaiter`) the
         thread blocks in the driver, for at most what is left of ``timeout_s`` and of the event's
         own deadline (``clWaitForEvents`` only without either: OpenCL has no timed wait); every
         state still comes from a poll. Otherwise, or where the provider cannot block for this
         event, polls sleep in between (an eighth of the time waited, 50 µs .. 5 ms).
 
         Ctrl-C on the main thread raises ``KeyboardInterrupt`` here within
-        :data:`~accelcore.waiting.INTERRUPT_SLICE_S`, also while the driver blocks (:meth:`_block`); the
+        :data:`~accelcore.contract.waiting.INTERRUPT_SLICE_S`, also while the driver blocks (:meth:`_block`); the
         event stays live and pending, and a later ``wait`` or ``reset`` takes it from there.
 
         Still pending after ``timeout_s`` → DEADLINE_EXPIRED (the event stays live and pending). A
-        ``timeout_s`` that is no finite number of seconds (:func:`~accelcore.submission.timeout_seconds`)
+        ``timeout_s`` that is no finite number of seconds (:func:`~accelcore.contract.submission.timeout_seconds`)
         → INVALID_ARGUMENT naming ``timeout=``.
         """
         if timeout_s is not None:
@@ -969,9 +969,9 @@ class CommandEngine(Generic[C, B, P, Q, E]):
 
     def _block(self, waiter: Callable[[Any, int | None], bool], handle: Any, budget_ns: int | None) -> bool:
         """One provider wait. On the main thread a wait that may block longer than
-        :data:`~accelcore.waiting.INTERRUPT_SLICE_S` in a driver call that does not return to Python
+        :data:`~accelcore.contract.waiting.INTERRUPT_SLICE_S` in a driver call that does not return to Python
         (``clWaitForEvents``) runs on a helper thread, so Ctrl-C still raises ``KeyboardInterrupt`` here
-        at once (:func:`~accelcore.waiting.call_interruptibly`); a provider whose wait returns to Python
+        at once (:func:`~accelcore.contract.waiting.call_interruptibly`); a provider whose wait returns to Python
         in slices (``interruptible_wait = True``, the Vulkan provider) is called directly."""
         if self._waiter_interruptible or (budget_ns is not None and budget_ns <= _SLICE_NS) or not on_main_thread():
             return waiter(handle, budget_ns)
@@ -1264,7 +1264,7 @@ class CommandEngine(Generic[C, B, P, Q, E]):
 
 
 def _waiter_of(provider: Any) -> Callable[[Any, int | None], bool] | None:
-    """The provider's optional blocking wait (:class:`~accelcore.waiting.EventWaiter`), looked up once."""
+    """The provider's optional blocking wait (:class:`~accelcore.contract.waiting.EventWaiter`), looked up once."""
     wait_event = getattr(provider, "wait_event", None)
     return wait_event if callable(wait_event) else None
 

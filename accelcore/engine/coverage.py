@@ -1,7 +1,7 @@
 """The engine's coverage check: a bound range must hold what the dispatch touches.
 
 A kernel package (format version 2) may state per binding how many elements one dispatch
-touches (:class:`~accelcore.package.Coverage`). At ``load_program`` the engine derives a
+touches (:class:`~accelcore.kernels.package.Coverage`). At ``load_program`` the engine derives a
 :class:`CoverageRule` from the package once; ``submit`` then compares each bound range (in
 whole elements) with what the dispatch needs and refuses a short one with INVALID_ARGUMENT
 before the provider is called. Programs without a stated coverage (every non-package format,
@@ -13,10 +13,10 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from ..errors import BackendError, ErrorKind
-from ..package import ANY_LOCAL_SIZE, Coverage, DispatchKind, KernelPackage, module_kind_of_format
-from ..program import ArtifactRef
-from ..submission import BindingRef
+from ..contract.errors import BackendError, ErrorKind
+from ..contract.program import ArtifactRef
+from ..contract.submission import BindingRef
+from ..kernels.package import ANY_LOCAL_SIZE, Coverage, DispatchKind, KernelPackage, module_kind_of_format
 
 __all__ = ["CoverageRule", "coverage_rule"]
 
@@ -95,7 +95,7 @@ def coverage_rule(artifact: ArtifactRef, max_bytes: int | None = None) -> Covera
         module_kind_of_format(artifact.format)
     except BackendError:
         return None
-    from ..package_codec import parse_package
+    from ..kernels.package_codec import parse_package
 
     try:
         package = parse_package(artifact.payload, max_bytes=max_bytes)

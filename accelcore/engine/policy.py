@@ -5,8 +5,8 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass, field
 
-from .._checks import check_u64
-from ..errors import BackendError, ErrorKind
+from ..contract._checks import check_u64
+from ..contract.errors import BackendError, ErrorKind
 
 __all__ = ["MEMORY_OVERCOMMIT_ENV", "ResourcePolicy", "ResourceUsage"]
 

@@ -7,6 +7,8 @@
 - ``provider_family``: the ``reference`` entry point (device ``reference:0``).
 
 Nothing here is a driver or pretends to be one.
+
+Layer 8, the top. May import every other layer (docs/architecture.md).
 """
 
 from __future__ import annotations

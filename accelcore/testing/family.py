@@ -5,8 +5,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from ..native_facts import NativeFacts
-from ..registry import ConformanceSetup, DeviceEntry
+from ..devices.native_facts import NativeFacts
+from ..devices.registry import ConformanceSetup, DeviceEntry
 from .hooks import ReferenceHooks, reference_target
 from .reference import REFERENCE_UUID, ReferenceAccelerator
 

@@ -19,9 +19,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from ..buffers import AllocatedBuffer, BufferDesc
-from ..device import ContextDesc, DeviceInfo, QueueDesc
-from ..errors import (
+from ..contract.buffers import AllocatedBuffer, BufferDesc
+from ..contract.device import ContextDesc, DeviceInfo, QueueDesc
+from ..contract.errors import (
     BackendError,
     ErrorKind,
     ReleaseFailure,
@@ -30,9 +30,9 @@ from ..errors import (
     SubmitIndeterminate,
     SubmitRejected,
 )
-from ..ports import ByteSink, ByteSource
-from ..program import ArtifactRef
-from ..submission import BindingRef, EventState, Timeout
+from ..contract.ports import ByteSink, ByteSource
+from ..contract.program import ArtifactRef
+from ..contract.submission import BindingRef, EventState, Timeout
 
 __all__ = ["BOUNDARIES", "FAULT_DOMAIN", "Fault", "FaultAccelerator", "FaultKind"]
 

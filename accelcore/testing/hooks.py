@@ -8,7 +8,7 @@ from typing import Any
 import numpy as np
 
 from ..conformance.target import BindingFixture, ConformanceTarget
-from ..flags import AccessMode, MemoryDomain
+from ..contract.flags import AccessMode, MemoryDomain
 from .faults import FaultAccelerator
 from .programs import REFERENCE_FORMAT, REFERENCE_TARGET, encode_program
 from .reference import ReferenceAccelerator

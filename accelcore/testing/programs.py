@@ -19,10 +19,10 @@ from dataclasses import dataclass
 import numpy as np
 import numpy.typing as npt
 
-from ..errors import BackendError, ErrorKind
-from ..flags import AccessMode
-from ..ports import ByteSource
-from ..program import ArtifactFormat, TargetIdentity
+from ..contract.errors import BackendError, ErrorKind
+from ..contract.flags import AccessMode
+from ..contract.ports import ByteSource
+from ..contract.program import ArtifactFormat, TargetIdentity
 
 __all__ = [
     "BUILTIN_PROGRAMS",

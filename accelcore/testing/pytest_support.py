@@ -14,8 +14,8 @@ from typing import Any
 
 import pytest
 
-from accelcore.errors import BackendError, ErrorKind
-from accelcore.registry import DeviceEntry, ProviderUnavailable, load_families
+from accelcore.contract.errors import BackendError, ErrorKind
+from accelcore.devices.registry import DeviceEntry, ProviderUnavailable, load_families
 from accelcore.testing.selection import device_test_id, is_wanted, wanted_globs
 
 __all__ = ["device_params", "raises_kind", "real_device_params"]

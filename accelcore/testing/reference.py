@@ -24,14 +24,14 @@ from typing import TYPE_CHECKING, Any, TypeVar, cast
 import numpy as np
 import numpy.typing as npt
 
-from ..buffers import AllocatedBuffer, BufferDesc, BufferInfo, validate_transfer
 from ..conformance.target import COPY_PATH_LIMIT
-from ..device import ContextDesc, DeviceIdentity, DeviceInfo, DeviceLimits, QueueDesc
-from ..errors import BackendError, ErrorKind, ReleaseRejected, SubmitRejected
-from ..flags import AcceleratorClass, BufferProperties, Capabilities, MemoryDomain
-from ..ports import ByteSink, ByteSource
-from ..program import ArtifactRef
-from ..refusals import (
+from ..contract.buffers import AllocatedBuffer, BufferDesc, BufferInfo, validate_transfer
+from ..contract.device import ContextDesc, DeviceIdentity, DeviceInfo, DeviceLimits, QueueDesc
+from ..contract.errors import BackendError, ErrorKind, ReleaseRejected, SubmitRejected
+from ..contract.flags import AcceleratorClass, BufferProperties, Capabilities, MemoryDomain
+from ..contract.ports import ByteSink, ByteSource
+from ..contract.program import ArtifactRef
+from ..contract.refusals import (
     cancellation_lost,
     context_not_empty,
     event_still_pending,
@@ -42,7 +42,7 @@ from ..refusals import (
     still_referenced,
     wrong_handle,
 )
-from ..submission import (
+from ..contract.submission import (
     BindingRef,
     EventState,
     Timeout,

@@ -14,7 +14,7 @@ import os
 import re
 from collections.abc import Sequence
 
-from accelcore.registry import DeviceEntry
+from accelcore.devices.registry import DeviceEntry
 
 __all__ = ["DEVICES_ENV", "device_test_id", "is_wanted", "wanted_globs"]
 

@@ -47,8 +47,7 @@ from accelcore import (
     validate_program_bindings,
     validate_transfer,
 )
-from accelcore.package import ANY_LOCAL_SIZE, NO_COUNT_ARGUMENT, DispatchKind, KernelPackage, ModuleKind, format_for
-from accelcore.refusals import (
+from accelcore.contract.refusals import (
     context_not_empty,
     event_still_pending,
     foreign_handle,
@@ -57,6 +56,14 @@ from accelcore.refusals import (
     released_handle,
     still_referenced,
     wrong_handle,
+)
+from accelcore.kernels.package import (
+    ANY_LOCAL_SIZE,
+    NO_COUNT_ARGUMENT,
+    DispatchKind,
+    KernelPackage,
+    ModuleKind,
+    format_for,
 )
 
 from .accounting import LiveObjects
@@ -671,7 +678,7 @@ class OpenCLAccelerator:
         return submission.queue.gates.poll(submission)
 
     def wait_event(self, event: OpenCLEvent, timeout_ns: int | None) -> bool:
-        """Optional blocking wait (:class:`accelcore.waiting.EventWaiter`): ``clWaitForEvents`` on a
+        """Optional blocking wait (:class:`accelcore.contract.waiting.EventWaiter`): ``clWaitForEvents`` on a
         released submission, only without a time bound (OpenCL has no timed wait): False otherwise."""
         if event.__class__ is not OpenCLEvent or event.owner != self._owner or not event.live:
             self._mine(event, OpenCLEvent, "event")

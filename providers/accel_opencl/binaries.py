@@ -42,8 +42,8 @@ import subprocess
 import threading
 
 from accelcore import BackendError, ErrorKind
-from accelcore._child import child_environment, python_module_command
-from accelcore.spirv import inspect_spirv
+from accelcore.kernels.spirv import inspect_spirv
+from accelcore.support.child import child_environment, python_module_command
 
 from .errors import error_from_status
 

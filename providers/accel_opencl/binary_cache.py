@@ -11,7 +11,7 @@ Key: SHA-256 over (source, build options, entry point, device UUID) and the devi
   detected), the binary's SHA-256 and the binary; it is written atomically
   (temporary file + rename; the temporary file is removed when either fails).
   Only a regular file of at most a kernel file's size is read
-  (:mod:`accelcore.files`): a FIFO, a device or a symlink to one in its place
+  (:mod:`accelcore.support.files`): a FIFO, a device or a symlink to one in its place
   is a miss, never a hang. A file whose magic, key or hash does not match, or
   that is not such a file, is ignored and removed. Disk errors never fail a load.
 
@@ -29,8 +29,8 @@ import threading
 from collections import OrderedDict
 from pathlib import Path
 
-from accelcore.errors import BackendError
-from accelcore.files import KERNEL_FILE_BYTES, read_file, replace_file
+from accelcore.contract.errors import BackendError
+from accelcore.support.files import KERNEL_FILE_BYTES, read_file, replace_file
 
 __all__ = [
     "MEMORY_ENTRIES",

@@ -26,7 +26,7 @@ import select
 import sys
 from typing import Any
 
-from accelcore._child import die_with_parent
+from accelcore.support.child import die_with_parent
 
 IDLE_S = 30.0
 

@@ -44,9 +44,8 @@ from accelcore import (
     MemorySource,
     TargetIdentity,
 )
-from accelcore._text import plain
 from accelcore.conformance.case import CaseContext, ConformanceCase, FixtureBuffer, Session, describe_exception
-from accelcore.package import (
+from accelcore.kernels.package import (
     Dispatch,
     DispatchKind,
     KernelArgument,
@@ -55,8 +54,9 @@ from accelcore.package import (
     PackageBinding,
     format_for,
 )
-from accelcore.package_codec import parse_package, write_package
-from accelcore.values import ScalarType, ValueType
+from accelcore.kernels.package_codec import parse_package, write_package
+from accelcore.kernels.values import ScalarType, ValueType
+from accelcore.support.text import plain
 
 from .layout_case import argument_layouts
 
@@ -195,7 +195,7 @@ def _run_case(
     kind: ModuleKind = ModuleKind.OPENCL_SOURCE,
 ) -> str | None:
     """Run corpus ``kernel``'s ``kind`` package on ``case``'s inputs; None when every expected slot matches numpy."""
-    from accelcore.corpus import compare, kernel_spec, load_package
+    from accelcore.conformance.corpus import compare, kernel_spec, load_package
 
     spec = kernel_spec(kernel)
     raw = load_package(kernel, kind)
@@ -230,7 +230,7 @@ def _run_case(
 
 
 def corpus_numpy(ctx: CaseContext) -> None:
-    from accelcore.corpus import KERNELS, make_case
+    from accelcore.conformance.corpus import KERNELS, make_case
 
     session = ctx.open()
     context = session.create_context()
@@ -241,7 +241,7 @@ def corpus_numpy(ctx: CaseContext) -> None:
         kinds.append(ModuleKind.SPIRV_OPENCL)
         ctx.note(f"OpenCL C and OpenCL SPIR-V packages of {len(KERNELS)} kernels")
     else:
-        from accelcore.corpus import load_package
+        from accelcore.conformance.corpus import load_package
 
         raw = load_package(KERNELS[0], ModuleKind.SPIRV_OPENCL)
         ref = ArtifactRef(
@@ -271,7 +271,7 @@ LONG_LOOP_ITERATIONS = 100_000
 
 def long_loop(ctx: CaseContext) -> None:
     """The spin kernel with 100,000 iterations per item gives numpy's answer (no silent loop cap)."""
-    from accelcore.corpus import spin_case
+    from accelcore.conformance.corpus import spin_case
 
     session = ctx.open()
     context = session.create_context()
@@ -367,7 +367,7 @@ def _argument_checks(session: Session, context: Any, queue: Any, domain: MemoryD
     """Each kernel of ``opencl.kernel-arguments`` against numpy; the problems found."""
     import numpy as np
 
-    from accelcore.pack import pack_module
+    from accelcore.kernels.pack import pack_module
 
     problems: list[str] = []
     read, write, rw = AccessMode.READ, AccessMode.WRITE, AccessMode.READ_WRITE

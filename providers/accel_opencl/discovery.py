@@ -1,7 +1,7 @@
 """Enumerate OpenCL platforms and devices, and describe each from its own answers.
 
 Discovery imports pyopencl lazily and raises
-:class:`~accelcore.registry.ProviderUnavailable` (with the fix) when the
+:class:`~accelcore.devices.registry.ProviderUnavailable` (with the fix) when the
 binding or the ICD loader is missing. Platforms without devices (Mesa's
 Clover here) are skipped. Device indices count devices across platforms in
 ICD order, so they are stable for one machine and driver set, and shift when an
@@ -19,9 +19,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from accelcore import TargetIdentity
-from accelcore.native_facts import NativeFacts
-from accelcore.package import opencl_target_identity, target_text
-from accelcore.registry import DeviceEntry, ProviderUnavailable
+from accelcore.devices.native_facts import NativeFacts
+from accelcore.devices.registry import DeviceEntry, ProviderUnavailable
+from accelcore.kernels.package import opencl_target_identity, target_text
 
 __all__ = ["DeviceFingerprint", "NativeDevice", "entry_tag", "find_device", "list_devices", "load_pyopencl"]
 

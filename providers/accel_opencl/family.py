@@ -6,7 +6,7 @@ import os
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from accelcore.registry import ConformanceSetup, DeviceEntry, ProviderUnavailable
+from accelcore.devices.registry import ConformanceSetup, DeviceEntry, ProviderUnavailable
 
 from .accelerator import OpenCLAccelerator
 from .discovery import PROVIDER, find_device, list_devices, load_pyopencl, to_entry
@@ -53,9 +53,9 @@ class OpenCLFamily:
         return OpenCLAccelerator(find_device(entry))
 
     def conformance(self, entry: DeviceEntry) -> ConformanceSetup:
+        from accelcore.conformance.corpus import standard_target
         from accelcore.conformance.numerics import numerics_cases
-        from accelcore.corpus import standard_target
-        from accelcore.package import ModuleKind
+        from accelcore.kernels.package import ModuleKind
 
         from .conformance_cases import numerics_claims, opencl_cases
 

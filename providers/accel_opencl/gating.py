@@ -67,8 +67,8 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from accelcore import BackendError, ErrorKind, EventState
-from accelcore.refusals import cancellation_lost
-from accelcore.waiting import call_interruptibly
+from accelcore.contract.refusals import cancellation_lost
+from accelcore.contract.waiting import call_interruptibly
 
 from .errors import cl_error, error_from_status, native_errors
 
@@ -154,7 +154,7 @@ def wait_for_event(event: Any, errors: Any) -> None:
     its error status is not raised (the caller's read or ``poll_event`` reports it).
 
     ``clWaitForEvents`` does not return to Python until the kernel ends, so the wait runs through
-    :func:`accelcore.waiting.call_interruptibly`: on the main thread a helper thread blocks in it while the
+    :func:`accelcore.contract.waiting.call_interruptibly`: on the main thread a helper thread blocks in it while the
     caller waits in slices and sees ``KeyboardInterrupt`` at once. What the helper holds is only the native
     event, retained, through ctypes (the ICD loader pyopencl loaded): no Python object of the provider, so an
     interrupted caller's queue, buffers and events are released as usual, and a thread left blocked there by

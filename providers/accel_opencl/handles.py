@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from accelcore import AccessMode, BufferInfo
-from accelcore.package import KernelPackage
+from accelcore.kernels.package import KernelPackage
 
 from .kernel_arguments import Launch
 

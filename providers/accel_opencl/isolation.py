@@ -40,7 +40,7 @@ Verdicts are remembered per key (SHA-256 of source, options, entry point and dev
 in memory, and on disk next to the binary cache (``<cache>/verdicts``) for ok and crash
 verdicts, so a warm load - also in a new process - starts no child. A verdict file is read only when it
 is a regular file of at most :data:`VERDICT_FILE_BYTES` (anything else in its place is removed, as a
-malformed one is) and written whole or not at all (:mod:`accelcore.files`). An ok verdict records the
+malformed one is) and written whole or not at all (:mod:`accelcore.support.files`). An ok verdict records the
 SHA-256 of the binary built for its key (:func:`with_binary`): a cached binary is trusted only if
 it hashes to that. A limit verdict is retried when the limits are raised.
 """
@@ -63,9 +63,9 @@ from collections import OrderedDict
 from dataclasses import dataclass, replace
 
 from accelcore import BackendError, ErrorKind
-from accelcore._child import child_environment, python_module_command
-from accelcore.environment import env_number
-from accelcore.files import read_file, replace_file
+from accelcore.support.child import child_environment, python_module_command
+from accelcore.support.files import read_file, replace_file
+from accelcore.support.limits import env_number
 
 from . import binary_cache
 from .build_probe import request_digest

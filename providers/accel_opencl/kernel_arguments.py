@@ -36,14 +36,14 @@ from dataclasses import dataclass
 from typing import Any
 
 from accelcore import BackendError, ErrorKind
-from accelcore.package import (
+from accelcore.kernels.package import (
     NO_COUNT_ARGUMENT,
     ArgumentKind,
     KernelArgument,
     KernelPackage,
     ModuleKind,
 )
-from accelcore.values import ValueType, parse_value_type
+from accelcore.kernels.values import ValueType, parse_value_type
 
 from .errors import error_from_status
 
@@ -296,7 +296,7 @@ def check_aggregate_arguments(package: KernelPackage, max_parameter_bytes: int) 
     """By-value struct arguments against the device and, for OpenCL C source, the declared layout.
 
     Each struct's bytes and all by-value bytes together must fit ``CL_DEVICE_MAX_PARAMETER_SIZE``
-    (RESOURCE_LIMIT naming it); a struct whose size the source lets :mod:`accelcore.opencl_signature`
+    (RESOURCE_LIMIT naming it); a struct whose size the source lets :mod:`accelcore.kernels.opencl_signature`
     compute must be exactly that size (INCOMPATIBLE naming the argument, the declaration and both sizes).
     """
     structs = [a for a in package.arguments if a.is_aggregate]
@@ -314,7 +314,7 @@ def check_aggregate_arguments(package: KernelPackage, max_parameter_bytes: int) 
             )
     if package.module_kind is not ModuleKind.OPENCL_SOURCE:
         return  # IL and binaries: the driver's argument info (a by-value non-scalar parameter) is the check
-    from accelcore.opencl_signature import opencl_kernels
+    from accelcore.kernels.opencl_signature import opencl_kernels
 
     try:
         kernels = opencl_kernels(package.module.decode("utf-8"), package.build_options)
@@ -348,14 +348,14 @@ def check_aggregate_arguments(package: KernelPackage, max_parameter_bytes: int) 
 
 
 def check_reflection(package: KernelPackage, infos: Sequence[ArgumentInfo], address_bits: int = 64) -> None:
-    """The host's reading of an OpenCL C package (Clang's front end, :mod:`accelcore.opencl_signature`) against
+    """The host's reading of an OpenCL C package (Clang's front end, :mod:`accelcore.kernels.opencl_signature`) against
     the driver's ``CL_KERNEL_ARG_ADDRESS_QUALIFIER`` / ``CL_KERNEL_ARG_TYPE_NAME``: where the driver names a
     scalar or vector type (not a typedef), it must be the type Clang read, and a pointer must be one for both
     (INCOMPATIBLE naming the argument and both readings): the arrays the host checked against Clang's layout
     are then the ones the kernel reads."""
     if package.module_kind is not ModuleKind.OPENCL_SOURCE:
         return
-    from accelcore.opencl_signature import opencl_kernels
+    from accelcore.kernels.opencl_signature import opencl_kernels
 
     try:
         kernels = opencl_kernels(package.module.decode("utf-8"), package.build_options, address_bits=address_bits)
@@ -388,7 +388,7 @@ def check_address_width(package: KernelPackage, address_bits: int) -> None:
     INCOMPATIBLE naming the argument, the declaration and both types."""
     if address_bits == 64 or package.module_kind is not ModuleKind.OPENCL_SOURCE:
         return
-    from accelcore.opencl_signature import opencl_kernels
+    from accelcore.kernels.opencl_signature import opencl_kernels
 
     try:
         kernels = opencl_kernels(package.module.decode("utf-8"), package.build_options, address_bits=address_bits)

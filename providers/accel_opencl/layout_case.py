@@ -17,9 +17,9 @@ import numpy as np
 
 from accelcore.conformance.case import CaseContext
 from accelcore.conformance.layouts import layout_problems
-from accelcore.flags import MemoryDomain
-from accelcore.opencl_signature import opencl_kernels
-from accelcore.pack import pack_module
+from accelcore.contract.flags import MemoryDomain
+from accelcore.kernels.opencl_signature import opencl_kernels
+from accelcore.kernels.pack import pack_module
 
 __all__ = ["LAYOUT_SOURCE", "argument_layouts"]
 

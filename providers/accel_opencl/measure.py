@@ -106,7 +106,7 @@ def _provider(entry: Any, count: int) -> tuple[float, float, int]:
         QueueDesc,
         Timeout,
     )
-    from accelcore.package import Dispatch, DispatchKind, KernelPackage, ModuleKind, PackageBinding
+    from accelcore.kernels.package import Dispatch, DispatchKind, KernelPackage, ModuleKind, PackageBinding
 
     from .family import provider_family
 

@@ -31,9 +31,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from accelcore import ArtifactRef, BackendError, ErrorKind, TargetIdentity
-from accelcore.package import ANY_LOCAL_SIZE, DispatchKind, KernelPackage, ModuleKind, module_kind_of_format
-from accelcore.package_codec import parse_artifact
-from accelcore.spirv import Flavour, check_capabilities, inspect_spirv, opencl_supported_capabilities
+from accelcore.kernels.package import ANY_LOCAL_SIZE, DispatchKind, KernelPackage, ModuleKind, module_kind_of_format
+from accelcore.kernels.package_codec import parse_artifact
+from accelcore.kernels.spirv import Flavour, check_capabilities, inspect_spirv, opencl_supported_capabilities
 
 from . import binaries, binary_cache, isolation
 from .errors import cl_call, error_from_status

@@ -29,8 +29,8 @@ import re
 from dataclasses import dataclass
 
 from accelcore import BackendError, ErrorKind
-from accelcore.files import read_regular_file
-from accelcore.opencl_includes import include_directives
+from accelcore.kernels.opencl_includes import include_directives
+from accelcore.support.files import read_regular_file
 
 __all__ = [
     "INCLUDE_ROOTS_ENV",

@@ -3,7 +3,7 @@
 ``provider_family`` is the registry entry point (``accelcore.providers``:
 ``vulkan``). Importing this package does not import the binding; the first
 discovery or instance does, and a missing binding or loader raises
-:class:`~accelcore.registry.ProviderUnavailable` naming the fix.
+:class:`~accelcore.devices.registry.ProviderUnavailable` naming the fix.
 """
 
 from __future__ import annotations

@@ -2,7 +2,7 @@
 
 Promise: importing :mod:`accel_vulkan` never imports the binding; the first
 call to :func:`vk` does, and a missing package or a missing ``libvulkan.so.1``
-becomes :class:`~accelcore.registry.ProviderUnavailable` naming the fix.
+becomes :class:`~accelcore.devices.registry.ProviderUnavailable` naming the fix.
 """
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ from __future__ import annotations
 from functools import cache
 from typing import Any
 
-from accelcore.registry import ProviderUnavailable
+from accelcore.devices.registry import ProviderUnavailable
 
 PROVIDER = "vulkan"
 

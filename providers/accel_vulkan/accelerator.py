@@ -43,8 +43,7 @@ from accelcore import (
     validate_binding_ranges,
     validate_program_bindings,
 )
-from accelcore.package import ModuleKind, format_for
-from accelcore.refusals import (
+from accelcore.contract.refusals import (
     context_not_empty,
     event_still_pending,
     foreign_handle,
@@ -54,6 +53,7 @@ from accelcore.refusals import (
     still_referenced,
     wrong_handle,
 )
+from accelcore.kernels.package import ModuleKind, format_for
 
 from . import context as context_ops
 from . import instance as instances
@@ -107,7 +107,7 @@ class VulkanAccelerator:
 
     interruptible_wait = True
     """:meth:`wait_event` blocks in slices of :data:`~accel_vulkan.submission.WAIT_SLICE_NS`, returning to
-    Python in between (:class:`accelcore.waiting.EventWaiter`): the engine calls it on the main thread too."""
+    Python in between (:class:`accelcore.contract.waiting.EventWaiter`): the engine calls it on the main thread too."""
 
     def __init__(
         self,
@@ -522,7 +522,7 @@ class VulkanAccelerator:
             return submission.poll(ev)
 
     def wait_event(self, event: VulkanEvent, timeout_ns: int | None) -> bool:
-        """Optional blocking wait (:class:`accelcore.waiting.EventWaiter`): ``vkWaitSemaphores`` on the
+        """Optional blocking wait (:class:`accelcore.contract.waiting.EventWaiter`): ``vkWaitSemaphores`` on the
         event's timeline value for at most ``timeout_ns``, outside the instance lock; False at once for a
         batch still held host-side or an event already ended."""
         with self._lock:

@@ -2,7 +2,7 @@
 
 Used by the ``vulkan.kernel-arguments`` conformance case and tests/vulkan/test_kernel_arguments.py.
 The sources live here and are compiled at run time (``glslangValidator -V --target-env vulkan1.1``,
-once per process per source); packages are built with :class:`~accelcore.package.KernelPackage`
+once per process per source); packages are built with :class:`~accelcore.kernels.package.KernelPackage`
 directly. Each kernel is written so that an argument that did not arrive shows in its output:
 
 - ``saxpy_push``: ``y = a * x + y`` with ``{ float a; uint n; }`` in the push block (no count);
@@ -30,8 +30,7 @@ from pathlib import Path
 import numpy as np
 
 from accelcore import AccessMode, BackendError, ErrorKind
-from accelcore._text import plain
-from accelcore.package import (
+from accelcore.kernels.package import (
     Coverage,
     DescriptorType,
     Dispatch,
@@ -41,7 +40,8 @@ from accelcore.package import (
     PackageBinding,
     SpecConstant,
 )
-from accelcore.values import ScalarType, ValueType
+from accelcore.kernels.values import ScalarType, ValueType
+from accelcore.support.text import plain
 
 R, W, RW = AccessMode.READ, AccessMode.WRITE, AccessMode.READ_WRITE
 SENTINEL = 0xDEADBEEF

@@ -49,9 +49,18 @@ from accelcore import (
     Timeout,
 )
 from accelcore.conformance.case import CaseContext, ConformanceCase, Session
-from accelcore.corpus import KERNELS, KernelCase, compare, kernel_spec, load_module, load_package, make_case, spin_case
-from accelcore.package import KernelPackage, ModuleKind, PackageBinding, SpecConstant, format_for
-from accelcore.package_codec import parse_package, write_package
+from accelcore.conformance.corpus import (
+    KERNELS,
+    KernelCase,
+    compare,
+    kernel_spec,
+    load_module,
+    load_package,
+    make_case,
+    spin_case,
+)
+from accelcore.kernels.package import KernelPackage, ModuleKind, PackageBinding, SpecConstant, format_for
+from accelcore.kernels.package_codec import parse_package, write_package
 
 from .layout_case import argument_layouts
 

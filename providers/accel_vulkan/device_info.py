@@ -22,7 +22,7 @@ from accelcore import (
     DeviceLimits,
     MemoryDomain,
 )
-from accelcore.native_facts import NativeFacts
+from accelcore.devices.native_facts import NativeFacts
 
 from ._binding import ffi, version_text, vk
 from .instance import MemoryType, PhysicalDescription

@@ -16,7 +16,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from accelcore import BackendError
-from accelcore.registry import ConformanceSetup, DeviceEntry, ProviderUnavailable
+from accelcore.devices.registry import ConformanceSetup, DeviceEntry, ProviderUnavailable
 
 from ._binding import PROVIDER, version_text
 
@@ -161,9 +161,9 @@ class VulkanFamily:
 
     def conformance(self, entry: DeviceEntry, *, validation: bool | None = None) -> ConformanceSetup:
         """Standard target (the corpus ``conformance`` kernel as Vulkan SPIR-V), hooks and Vulkan cases."""
+        from accelcore.conformance.corpus import standard_target
         from accelcore.conformance.numerics import numerics_cases
-        from accelcore.corpus import standard_target
-        from accelcore.package import ModuleKind
+        from accelcore.kernels.package import ModuleKind
 
         from .cases import extra_cases
 

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from accelcore import AccessMode, BufferDesc, BufferInfo, EventState
-from accelcore.package import KernelPackage
+from accelcore.kernels.package import KernelPackage
 
 
 class HandleState(enum.Enum):

@@ -24,7 +24,7 @@ import threading
 from dataclasses import dataclass
 from typing import Any
 
-from accelcore.spirv import FLOAT_CONTROL_MODES
+from accelcore.kernels.spirv import FLOAT_CONTROL_MODES
 
 from . import validation
 from ._binding import ffi, version, version_text, vk
@@ -299,7 +299,7 @@ class VulkanInstance:
         binding = vk()
         loader = int(native("vkEnumerateInstanceVersion"))
         if loader < BASELINE:
-            from accelcore.registry import ProviderUnavailable
+            from accelcore.devices.registry import ProviderUnavailable
 
             raise ProviderUnavailable(
                 "vulkan", f"the Vulkan loader is version {version_text(loader)}; 1.2 or newer is needed"

@@ -16,11 +16,11 @@ from typing import Any
 
 import numpy as np
 
+from accelcore.api import declared_elements
 from accelcore.conformance.case import CaseContext
 from accelcore.conformance.layouts import layout_problems
-from accelcore.flags import MemoryDomain
-from accelcore.highlevel import declared_elements
-from accelcore.pack import pack_module
+from accelcore.contract.flags import MemoryDomain
+from accelcore.kernels.pack import pack_module
 
 from . import argument_kernels
 

@@ -3,7 +3,7 @@
 Promise: :func:`check_module` returns the inspected module and its
 :class:`Agreement` with the package only when
 
-1. the bytes are well-formed SPIR-V (:func:`accelcore.spirv.inspect_spirv`,
+1. the bytes are well-formed SPIR-V (:func:`accelcore.kernels.spirv.inspect_spirv`,
    then ``spirv-val --target-env vulkan1.2`` with the block-layout options the
    device's enabled features allow — ``--scalar-block-layout`` with
    scalarBlockLayout, ``--uniform-buffer-standard-layout`` with
@@ -29,7 +29,7 @@ Promise: :func:`check_module` returns the inspected module and its
      the sets used fit ``maxBoundDescriptorSets`` and the uniform rows
      ``maxPerStageDescriptorUniformBuffers`` (UNSUPPORTED naming the limit);
    * shared (Workgroup) memory, with the package's specialization constants applied
-     (:func:`accelcore.spirv.specialize`), fits ``maxComputeSharedMemorySize`` (UNSUPPORTED naming both
+     (:func:`accelcore.kernels.spirv.specialize`), fits ``maxComputeSharedMemorySize`` (UNSUPPORTED naming both
      sizes; the defaults are checked before the validator runs) and no shared array has length 0;
    * push constants: with a package block, its size is the module's block
      size rounded up to 4 (both sizes named otherwise); without one, a count
@@ -67,8 +67,9 @@ from dataclasses import dataclass
 from functools import cache
 
 from accelcore import BackendError, ErrorKind
-from accelcore.package import NO_COUNT_ARGUMENT, DescriptorType, KernelPackage, SpecConstant, access_allows
-from accelcore.spirv import (
+from accelcore.contract.flags import access_allows
+from accelcore.kernels.package import NO_COUNT_ARGUMENT, DescriptorType, KernelPackage, SpecConstant
+from accelcore.kernels.spirv import (
     VULKAN_FEATURE_CAPABILITIES,
     Flavour,
     SpirvModule,
@@ -78,7 +79,7 @@ from accelcore.spirv import (
     missing_capabilities,
     specialize,
 )
-from accelcore.values import ScalarType
+from accelcore.kernels.values import ScalarType
 
 MAX_SPIRV_VERSION = (1, 5)
 """The newest SPIR-V a Vulkan 1.2 instance may consume."""

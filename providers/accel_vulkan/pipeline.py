@@ -48,9 +48,9 @@ from functools import lru_cache
 from typing import Any
 
 from accelcore import ArtifactRef, BackendError, ErrorKind
-from accelcore.package import NO_COUNT_ARGUMENT, DescriptorType, KernelPackage, ModuleKind
-from accelcore.package_codec import parse_artifact
-from accelcore.spirv import vulkan_supported_capabilities
+from accelcore.kernels.package import NO_COUNT_ARGUMENT, DescriptorType, KernelPackage, ModuleKind
+from accelcore.kernels.package_codec import parse_artifact
+from accelcore.kernels.spirv import vulkan_supported_capabilities
 
 from ._binding import ffi, vk
 from .accounting import Ledger

@@ -37,8 +37,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from accelcore import BackendError, BindingRef, ErrorKind, EventState, Timeout
-from accelcore.package import NO_COUNT_ARGUMENT
-from accelcore.refusals import cancellation_lost
+from accelcore.contract.refusals import cancellation_lost
+from accelcore.kernels.package import NO_COUNT_ARGUMENT
 
 from ._binding import ffi, vk
 from .accounting import Ledger

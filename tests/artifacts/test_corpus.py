@@ -15,7 +15,7 @@ import numpy as np
 import pytest
 
 from accelcore import AccessMode, BackendError, ErrorKind, MemoryDomain, TargetIdentity
-from accelcore.corpus import (
+from accelcore.conformance.corpus import (
     KERNELS,
     SENTINEL,
     SHIPPED_KINDS,
@@ -34,8 +34,8 @@ from accelcore.corpus import (
     spin_case,
     standard_target,
 )
-from accelcore.package import ModuleKind, format_for
-from accelcore.package_codec import parse_package
+from accelcore.kernels.package import ModuleKind, format_for
+from accelcore.kernels.package_codec import parse_package
 
 ROOT = corpus_root()
 REPO = ROOT.parent

@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 
 from accelcore import AccessMode, ErrorKind, TargetIdentity
-from accelcore.corpus import (
+from accelcore.conformance.corpus import (
     ARGUMENT_KERNELS,
     KERNELS,
     SENTINEL,
@@ -35,7 +35,7 @@ from accelcore.corpus import (
     package_path,
     particles_ulp_tolerance,
 )
-from accelcore.package import (
+from accelcore.kernels.package import (
     ANY_LOCAL_SIZE,
     ArgumentKind,
     Coverage,
@@ -44,8 +44,8 @@ from accelcore.package import (
     KernelPackage,
     ModuleKind,
 )
-from accelcore.package_codec import parse_package, validate_package, write_package
-from accelcore.values import decode_value
+from accelcore.kernels.package_codec import parse_package, validate_package, write_package
+from accelcore.kernels.values import decode_value
 
 from .conftest import RaisesKind, run_tool
 

@@ -13,10 +13,10 @@ from typing import Any
 import numpy as np
 import pytest
 
-from accelcore.corpus import KERNELS, compare, kernel_spec, load_package, make_case, spin_case
-from accelcore.pack import detect_module_kind, pack_module
-from accelcore.package import NO_COUNT_ARGUMENT, KernelPackage, ModuleKind, opencl_target_identity
-from accelcore.package_codec import parse_package, write_package
+from accelcore.conformance.corpus import KERNELS, compare, kernel_spec, load_package, make_case, spin_case
+from accelcore.kernels.pack import detect_module_kind, pack_module
+from accelcore.kernels.package import NO_COUNT_ARGUMENT, KernelPackage, ModuleKind, opencl_target_identity
+from accelcore.kernels.package_codec import parse_package, write_package
 
 pytestmark = pytest.mark.opencl
 

@@ -5,9 +5,9 @@ from __future__ import annotations
 import pytest
 
 from accelcore import AccessMode, ErrorKind, TargetIdentity
-from accelcore.corpus import KERNELS, SHIPPED_KINDS, kernel_spec, load_module
-from accelcore.pack import detect_module_kind, opencl_kernels, pack_module
-from accelcore.package import (
+from accelcore.conformance.corpus import KERNELS, SHIPPED_KINDS, kernel_spec, load_module
+from accelcore.kernels.pack import detect_module_kind, opencl_kernels, pack_module
+from accelcore.kernels.package import (
     NO_COUNT_ARGUMENT,
     Dispatch,
     DispatchKind,
@@ -15,7 +15,7 @@ from accelcore.package import (
     PackageBinding,
     opencl_target_identity,
 )
-from accelcore.package_codec import parse_package, write_package
+from accelcore.kernels.package_codec import parse_package, write_package
 
 FROM_OUT = Dispatch(DispatchKind.FROM_BINDING, slot=1, count_argument=2)
 R, W, RW = AccessMode.READ, AccessMode.WRITE, AccessMode.READ_WRITE

@@ -11,10 +11,10 @@ import numpy as np
 import pytest
 
 from accelcore import AccessMode, ErrorKind
-from accelcore.pack import TypedValue, pack_module
-from accelcore.package import ANY_LOCAL_SIZE, Coverage, DescriptorType, Dispatch, DispatchKind, KernelArgument
-from accelcore.package_codec import parse_package, write_package
-from accelcore.values import ScalarType, ValueType
+from accelcore.kernels.pack import TypedValue, pack_module
+from accelcore.kernels.package import ANY_LOCAL_SIZE, Coverage, DescriptorType, Dispatch, DispatchKind, KernelArgument
+from accelcore.kernels.package_codec import parse_package, write_package
+from accelcore.kernels.values import ScalarType, ValueType
 
 from .conftest import RaisesKind, run_tool
 

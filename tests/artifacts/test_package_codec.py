@@ -12,8 +12,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from accelcore import AccessMode, ArtifactFormat, ArtifactRef, BackendError, ErrorKind, MemorySource, TargetIdentity
-from accelcore.corpus import KERNELS, SHIPPED_KINDS, load_package
-from accelcore.package import (
+from accelcore.conformance.corpus import KERNELS, SHIPPED_KINDS, load_package
+from accelcore.contract.ports import PatternSource
+from accelcore.kernels.package import (
     NO_COUNT_ARGUMENT,
     Dispatch,
     DispatchKind,
@@ -24,8 +25,14 @@ from accelcore.package import (
     opencl_target_identity,
     target_accepts,
 )
-from accelcore.package_codec import HEADER_BYTES, MAGIC, parse_artifact, parse_package, validate_package, write_package
-from accelcore.ports import PatternSource
+from accelcore.kernels.package_codec import (
+    HEADER_BYTES,
+    MAGIC,
+    parse_artifact,
+    parse_package,
+    validate_package,
+    write_package,
+)
 
 SPIRV_HEADER = struct.pack("<5I", 0x07230203, 0x00010300, 0, 8, 0)
 OPENCL_KINDS = (ModuleKind.SPIRV_OPENCL, ModuleKind.OPENCL_SOURCE, ModuleKind.OPENCL_BINARY)

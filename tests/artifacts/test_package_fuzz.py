@@ -14,8 +14,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from accelcore import BackendError, ErrorKind, MemorySource
-from accelcore.corpus import KERNELS, SHIPPED_KINDS, load_package
-from accelcore.package_codec import HEADER_BYTES, MAGIC, parse_package, write_package
+from accelcore.conformance.corpus import KERNELS, SHIPPED_KINDS, load_package
+from accelcore.kernels.package_codec import HEADER_BYTES, MAGIC, parse_package, write_package
 
 PARSER_KINDS = {ErrorKind.INVALID_ARGUMENT, ErrorKind.UNSUPPORTED, ErrorKind.RESOURCE_LIMIT}
 SEEDS = [load_package(kernel, kind) for kernel in KERNELS for kind in SHIPPED_KINDS]

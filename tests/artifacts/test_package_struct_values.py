@@ -13,7 +13,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from accelcore import AccessMode, BackendError, ErrorKind
-from accelcore.package import (
+from accelcore.kernels.package import (
     ANY_LOCAL_SIZE,
     MAX_AGGREGATE_BYTES,
     ArgumentKind,
@@ -23,7 +23,7 @@ from accelcore.package import (
     ModuleKind,
     PackageBinding,
 )
-from accelcore.package_codec import HEADER_BYTES, parse_package, validate_package, write_package
+from accelcore.kernels.package_codec import HEADER_BYTES, parse_package, validate_package, write_package
 
 from .conftest import RaisesKind
 

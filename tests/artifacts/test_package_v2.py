@@ -11,8 +11,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from accelcore import AccessMode, BackendError, ErrorKind
-from accelcore.corpus import KERNELS, SHIPPED_KINDS, load_package
-from accelcore.package import (
+from accelcore.conformance.corpus import KERNELS, SHIPPED_KINDS, load_package
+from accelcore.kernels.package import (
     ANY_LOCAL_SIZE,
     ArgumentKind,
     Coverage,
@@ -25,8 +25,8 @@ from accelcore.package import (
     PackageBinding,
     SpecConstant,
 )
-from accelcore.package_codec import HEADER_BYTES, parse_package, validate_package, write_package
-from accelcore.values import ScalarType, ValueType, encode_value
+from accelcore.kernels.package_codec import HEADER_BYTES, parse_package, validate_package, write_package
+from accelcore.kernels.values import ScalarType, ValueType, encode_value
 
 from .conftest import RaisesKind
 

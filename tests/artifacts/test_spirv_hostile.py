@@ -21,7 +21,7 @@ from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 
 from accelcore import BackendError, ErrorKind
-from accelcore.spirv import TYPE_STEP_LIMIT, Flavour, SpirvModule, inspect_spirv
+from accelcore.kernels.spirv import TYPE_STEP_LIMIT, Flavour, SpirvModule, inspect_spirv
 
 from .conftest import RaisesKind
 
@@ -405,8 +405,8 @@ def test_recursive_functions(calls: dict[int, list[int]], recursive: tuple[int, 
 
 
 def test_corpus_modules_are_not_recursive() -> None:
-    from accelcore.corpus import KERNELS, load_module
-    from accelcore.package import ModuleKind
+    from accelcore.conformance.corpus import KERNELS, load_module
+    from accelcore.kernels.package import ModuleKind
 
     for kernel in KERNELS:
         for kind in (ModuleKind.SPIRV_VULKAN, ModuleKind.SPIRV_OPENCL):

@@ -12,9 +12,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from accelcore import AccessMode, BackendError, ErrorKind
-from accelcore.corpus import KERNELS, kernel_spec, load_module
-from accelcore.package import NO_COUNT_ARGUMENT, ModuleKind
-from accelcore.spirv import (
+from accelcore.conformance.corpus import KERNELS, kernel_spec, load_module
+from accelcore.kernels.package import NO_COUNT_ARGUMENT, ModuleKind
+from accelcore.kernels.spirv import (
     Flavour,
     capability_name,
     check_capabilities,

@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 
 from accelcore import ErrorKind
-from accelcore.spirv import Flavour, SpirvModule, SpirvType, inspect_spirv
+from accelcore.kernels.spirv import Flavour, SpirvModule, SpirvType, inspect_spirv
 
 from .conftest import RaisesKind
 

@@ -11,10 +11,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from accelcore.errors import BackendError
-from accelcore.package import ArgumentName, ModuleKind
-from accelcore.package_codec import parse_package, write_package
-from accelcore.values import ScalarType, ValueType
+from accelcore.contract.errors import BackendError
+from accelcore.kernels.package import ArgumentName, ModuleKind
+from accelcore.kernels.package_codec import parse_package, write_package
+from accelcore.kernels.values import ScalarType, ValueType
 
 SAXPY_CL = """__kernel void saxpy(const float a, __global const float* x_in, __global float* y_io, const int n)
 {
@@ -78,7 +78,7 @@ def test_a_compiled_package_keeps_the_argument_names(accel, opencl_devices: list
 @pytest.mark.opencl
 def test_python_binds_a_compiled_package_by_name(accel, opencl_devices: list[str], tmp_path: Path) -> None:
     import accelcore as ac
-    from accelcore.environment import apply_defaults
+    from accelcore.devices.environment import apply_defaults
 
     apply_defaults()
     binary = _compile(accel, opencl_devices[0], tmp_path)
@@ -92,7 +92,7 @@ def test_python_binds_a_compiled_package_by_name(accel, opencl_devices: list[str
 
 def test_names_are_version_2_records_of_device_binaries_only() -> None:
     """Record kind 5 (docs/artifact-format.md): canonical, round-trips, refused in other kinds and when malformed."""
-    from accelcore.pack import pack_module
+    from accelcore.kernels.pack import pack_module
 
     source = pack_module(SAXPY_CL.encode(), arguments={"a": 2.5, "n": 64}, global_size=64)
     names = (ArgumentName(1, "x_in", ValueType(ScalarType.F32)), ArgumentName(2, "y_io"))

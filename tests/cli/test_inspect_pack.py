@@ -10,9 +10,9 @@ from accel_cli.main import main
 from accel_cli.schemas import validate
 from click.testing import CliRunner
 
-from accelcore.corpus import kernel_spec, module_path, package_path
-from accelcore.package import ModuleKind
-from accelcore.package_codec import parse_package
+from accelcore.conformance.corpus import kernel_spec, module_path, package_path
+from accelcore.kernels.package import ModuleKind
+from accelcore.kernels.package_codec import parse_package
 
 KINDS = [ModuleKind.SPIRV_VULKAN, ModuleKind.SPIRV_OPENCL, ModuleKind.OPENCL_SOURCE]
 

@@ -28,7 +28,7 @@ from accel_cli.schemas import validate
 from click.testing import CliRunner
 
 import accelcore as ac
-from accelcore.environment import apply_defaults
+from accelcore.devices.environment import apply_defaults
 from accelcore.testing.pytest_support import device_params
 
 from .conftest import PLUGINS, _environment

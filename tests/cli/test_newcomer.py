@@ -199,7 +199,7 @@ def test_bench_writes_nothing_without_json_or_plot(cli_env, runner: CliRunner, m
     assert "accel bench --json docs/benchmarks/results.json --plot docs/benchmarks" in make
 
 
-# 5. GLSL is recognised and compiled (accelcore.glsl), not read as OpenCL C; a compile error names the line.
+# 5. GLSL is recognised and compiled (accelcore.kernels.glsl), not read as OpenCL C; a compile error names the line.
 
 
 @pytest.mark.parametrize("command", [["run", "reference:0"], ["pack"], ["inspect"]])
@@ -357,8 +357,9 @@ def test_wrong_target_binary_names_the_device_it_was_built_for(tmp_path) -> None
     from accel_cli.artifacts import load_artifact
     from accel_cli.targets import foreign_binary_problem
 
-    from accelcore.flags import AccessMode
-    from accelcore.package import (
+    from accelcore.contract.flags import AccessMode
+    from accelcore.devices.registry import DeviceEntry
+    from accelcore.kernels.package import (
         Dispatch,
         DispatchKind,
         KernelPackage,
@@ -367,8 +368,7 @@ def test_wrong_target_binary_names_the_device_it_was_built_for(tmp_path) -> None
         opencl_target_identity,
         target_text,
     )
-    from accelcore.package_codec import write_package
-    from accelcore.registry import DeviceEntry
+    from accelcore.kernels.package_codec import write_package
 
     def device(index: int, platform: str, name: str, driver: str) -> DeviceEntry:
         identity = opencl_target_identity(platform, name, driver, vendor_id=0x10006, address_bits=64)
@@ -447,9 +447,9 @@ def test_reasons_write_numbers_plainly_not_as_numpy_reprs() -> None:
     import numpy as np
 
     from accelcore import BackendError
-    from accelcore._text import plain
-    from accelcore.corpus import compare, spin_case
-    from accelcore.values import ScalarType, ValueType, encode_value
+    from accelcore.conformance.corpus import compare, spin_case
+    from accelcore.kernels.values import ScalarType, ValueType, encode_value
+    from accelcore.support.text import plain
 
     assert plain(np.uint32(2776852650)) == "2776852650" and plain(np.float32(1.5)) == "1.5"
     assert plain(np.array(7, dtype=np.int64)) == "7" and plain("x") == "'x'" and plain(3) == "3"

@@ -328,7 +328,7 @@ def test_the_catalogue_holds_every_case_the_devices_here_report() -> None:
     from accel_cli.case_catalogue import offered_case_ids
 
     from accelcore.conformance.suite import standard_case_ids
-    from accelcore.inventory import discover
+    from accelcore.devices.inventory import discover
 
     inventory = discover()
     for entry in inventory.devices:
@@ -343,7 +343,7 @@ def test_the_catalogue_holds_every_case_the_devices_here_report() -> None:
 
 _SLOW_FAMILY = """
 import os, time
-from accelcore.registry import DeviceEntry
+from accelcore.devices.registry import DeviceEntry
 
 class SlowFamily:
     name = "slow"
@@ -420,7 +420,7 @@ def test_the_results_line_uses_the_kernels_names() -> None:
     from accel_cli.bindings import BoundSlot
     from accel_cli.commands.run import _results_line
 
-    from accelcore.flags import AccessMode
+    from accelcore.contract.flags import AccessMode
 
     def slot(number: int, access: AccessMode, name: str | None, out: str | None = None) -> BoundSlot:
         return BoundSlot(

@@ -24,7 +24,7 @@ def _takes_spirv() -> dict[str, bool]:
     os.environ.setdefault("RUSTICL_ENABLE", "swrast")
     from accel_opencl import provider_family
 
-    from accelcore.package import ModuleKind, format_for
+    from accelcore.kernels.package import ModuleKind, format_for
 
     found = {}
     for entry in provider_family.discover():

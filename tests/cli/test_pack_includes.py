@@ -6,8 +6,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from accelcore.opencl_includes import include_directives
-from accelcore.package_codec import parse_package
+from accelcore.kernels.opencl_includes import include_directives
+from accelcore.kernels.package_codec import parse_package
 
 KERNEL = '#include "common.h"\nkernel void k(global float* y) { y[get_global_id(0)] = VALUE; }\n'
 

@@ -13,8 +13,8 @@ import numpy as np
 import pytest
 from accel_cli.schemas import validate
 
-from accelcore.corpus import module_path, package_path
-from accelcore.package import ModuleKind
+from accelcore.conformance.corpus import module_path, package_path
+from accelcore.kernels.package import ModuleKind
 
 
 def _devices(accel, provider: str) -> list[str]:

@@ -199,8 +199,8 @@ def test_run_bad_artifacts(runner: CliRunner, ref_env, files: Path) -> None:
 
 
 def test_run_device_refuses_foreign_format(runner: CliRunner, ref_env, files: Path) -> None:
-    from accelcore.corpus import package_path
-    from accelcore.package import ModuleKind
+    from accelcore.conformance.corpus import package_path
+    from accelcore.kernels.package import ModuleKind
 
     package = package_path("conformance", ModuleKind.SPIRV_VULKAN)
     np.save(files / "in.npy", np.arange(64, dtype=np.uint32))
@@ -229,7 +229,7 @@ def test_run_deadline_is_a_failed_run(runner: CliRunner, ref_env, files: Path) -
 def test_info_names_declared_formats() -> None:
     from accel_cli.commands.info import declared_formats
 
-    from accelcore.package import ModuleKind, format_for
+    from accelcore.kernels.package import ModuleKind, format_for
     from accelcore.testing.programs import REFERENCE_FORMAT
 
     class Declares:

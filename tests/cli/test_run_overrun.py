@@ -12,8 +12,8 @@ from typing import Any
 import numpy as np
 import pytest
 
-from accelcore.corpus import corpus_root
-from accelcore.highlevel import guard_pattern
+from accelcore.api import guard_pattern
+from accelcore.conformance.corpus import corpus_root
 from accelcore.testing.pytest_support import real_device_params
 
 OPENCL = """

@@ -18,8 +18,8 @@ import pytest
 from accel_cli.runworker import GRACE_S
 from accel_cli.schemas import validate
 
-from accelcore.corpus import SPIN_MAX_ITERATIONS, load_package, spin_case
-from accelcore.package import ModuleKind
+from accelcore.conformance.corpus import SPIN_MAX_ITERATIONS, load_package, spin_case
+from accelcore.kernels.package import ModuleKind
 from accelcore.testing.programs import encode_program
 
 

@@ -15,10 +15,10 @@ from accel_cli.main import main
 from accel_cli.packing import cli_words
 from click.testing import CliRunner
 
-from accelcore.corpus import kernel_spec, module_path, package_path
-from accelcore.flags import AccessMode
-from accelcore.package import ModuleKind
-from accelcore.package_codec import parse_package
+from accelcore.conformance.corpus import kernel_spec, module_path, package_path
+from accelcore.contract.flags import AccessMode
+from accelcore.kernels.package import ModuleKind
+from accelcore.kernels.package_codec import parse_package
 from accelcore.testing.programs import encode_program
 
 ADD_CL = (

@@ -20,7 +20,7 @@ from accelcore.conformance import (
     run,
     standard_case_ids,
 )
-from accelcore.registry import load_families
+from accelcore.devices.registry import load_families
 from accelcore.testing import (
     REFERENCE_CAPABILITIES,
     FaultAccelerator,

@@ -120,7 +120,7 @@ def test_the_reference_keeps_only_the_latest_copy_paths(monkeypatch: Any) -> Non
         QueueDesc,
         Timeout,
     )
-    from accelcore.waiting import poll_until_terminal
+    from accelcore.contract.waiting import poll_until_terminal
 
     monkeypatch.setattr(reference_module, "COPY_PATH_LIMIT", 3)
     provider = ReferenceAccelerator()

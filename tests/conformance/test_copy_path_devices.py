@@ -27,8 +27,8 @@ from accelcore import (
     Timeout,
 )
 from accelcore.conformance import CaseStatus, run
+from accelcore.contract.waiting import poll_until_terminal
 from accelcore.testing.pytest_support import real_device_params
-from accelcore.waiting import poll_until_terminal
 
 CASE = "submission.copy-path-diagnostics"
 RUNS = 6

@@ -1,7 +1,7 @@
 """One error vocabulary: the same condition gives the same kind and the same message on every provider.
 
 Device-independent checks live in accelcore (``validate_transfer``, ``validate_program_bindings``),
-bookkeeping refusals are worded by ``accelcore.refusals``;
+bookkeeping refusals are worded by ``accelcore.contract.refusals``;
 each provider (reference, and every real OpenCL / Vulkan device found, narrowed by
 ``ACCEL_DEVICES``) is driven directly and its message compared with the one accelcore words.
 """
@@ -33,10 +33,10 @@ from accelcore import (
     ReleaseRejected,
     SubmitRejected,
     Timeout,
-    refusals,
     validate_transfer,
 )
-from accelcore.registry import ProviderUnavailable, load_families
+from accelcore.contract import refusals
+from accelcore.devices.registry import ProviderUnavailable, load_families
 
 
 def _providers() -> list[Any]:
@@ -111,7 +111,7 @@ def test_same_condition_same_words(family: Any, entry: Any) -> None:
             pattern = rf"slot {left_out.slot + 1} is not a binding of program '[^']*' \(its slots: \[\d+\]\)"
         assert re.fullmatch(pattern, rejected.value.error.message), rejected.value.error.message
 
-        # Bookkeeping refusals (accelcore.refusals): a held event pins its objects; cancel after completion.
+        # Bookkeeping refusals (accelcore.contract.refusals): a held event pins its objects; cancel after completion.
         full = [BindingRef(f.slot, a.buffer, BufferRange(0, len(f.initial)), f.access) for f, a in allocated]
         other = provider.create_context(ContextDesc())
         foreign = provider.allocate_buffer(other, allocated[0][1].info.desc)

@@ -1,4 +1,4 @@
-"""accelcore._child: the one way child interpreters are started (``-P``, and this process's isolation)."""
+"""accelcore.support.child: the one way child interpreters are started (``-P``, and this process's isolation)."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from accelcore._child import child_environment, python_module_command
+from accelcore.support.child import child_environment, python_module_command
 
 
 def test_the_command_keeps_the_current_folder_off_the_child_path(tmp_path: Path) -> None:
@@ -23,7 +23,7 @@ def test_the_command_keeps_the_current_folder_off_the_child_path(tmp_path: Path)
 
 
 def test_the_child_reads_the_environment_as_this_process_does() -> None:
-    code = "from accelcore._child import python_module_command as c; print(c('m', 'arg'))"
+    code = "from accelcore.support.child import python_module_command as c; print(c('m', 'arg'))"
     for flags, expected in ((["-I"], ["-P", "-I"]), (["-E", "-s"], ["-P", "-E", "-s"]), ([], ["-P"])):
         done = subprocess.run(
             [sys.executable, *flags, "-c", code], capture_output=True, text=True, check=True, timeout=60

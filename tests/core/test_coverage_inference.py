@@ -1,4 +1,4 @@
-"""Coverage inference (accelcore.coverage_inference) and pack_module applying it: positive cases only where
+"""Coverage inference (accelcore.kernels.coverage_inference) and pack_module applying it: positive cases only where
 every access is provably at the global id, unconditionally, on a 1-D dispatch; everything else stays UNKNOWN."""
 
 from __future__ import annotations
@@ -9,9 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from accelcore.coverage_inference import MAX_SOURCE_CHARS, infer_coverage
-from accelcore.pack import pack_module
-from accelcore.package import Coverage, Dispatch, DispatchKind, KernelPackage
+from accelcore.kernels.coverage_inference import MAX_SOURCE_CHARS, infer_coverage
+from accelcore.kernels.pack import pack_module
+from accelcore.kernels.package import Coverage, Dispatch, DispatchKind, KernelPackage
 
 UNGUARDED = """
 kernel void scale(global const float* x, global float* y, float a) {

@@ -51,8 +51,8 @@ def test_the_probe_does_see_a_driver_binding_when_one_is_imported() -> None:
     "module",
     [
         "accelcore",
-        "accelcore.package",
-        "accelcore.registry",
+        "accelcore.kernels.package",
+        "accelcore.devices.registry",
         "accelcore.conformance",
         "accelcore.conformance.suite",
         "accelcore.testing",

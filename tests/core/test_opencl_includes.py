@@ -1,4 +1,4 @@
-"""accelcore.opencl_includes: the includes of a user's OpenCL C file are found next to it (and in -I folders),
+"""accelcore.kernels.opencl_includes: the includes of a user's OpenCL C file are found next to it (and in -I folders),
 checked and inlined with #line directives; everything that could read elsewhere is refused naming the include."""
 
 from __future__ import annotations
@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from accelcore.errors import BackendError, ErrorKind
-from accelcore.opencl_includes import (
+from accelcore.contract.errors import BackendError, ErrorKind
+from accelcore.kernels.opencl_includes import (
     MAX_INCLUDE_DEPTH,
     MAX_INCLUSIONS,
     include_directives,
@@ -18,7 +18,7 @@ from accelcore.opencl_includes import (
     option_include_dirs,
     source_with_includes,
 )
-from accelcore.pack import pack_module
+from accelcore.kernels.pack import pack_module
 
 KERNEL = "kernel void f(global float* y) { y[get_global_id(0)] = SCALE; }\n"
 

@@ -20,12 +20,12 @@ DEATH_S = 5.0
 PARENT = textwrap.dedent(
     """
     import subprocess, sys, threading, time
-    from accelcore._child import child_environment, interpreter_flags
+    from accelcore.support.child import child_environment, interpreter_flags
 
     how = sys.argv[1]
-    child = "from accelcore._child import die_with_parent; die_with_parent(); import time; time.sleep(120)"
+    child = "from accelcore.support.child import die_with_parent; die_with_parent(); import time; time.sleep(120)"
     if how == "clang":
-        from accelcore import opencl_signature
+        from accelcore.kernels import opencl_signature
         command = [sys.executable, *interpreter_flags(), opencl_signature._CHILD]
     else:
         command = [sys.executable, *interpreter_flags(), "-c", child]

@@ -117,7 +117,7 @@ def test_accelerator_protocol_is_generic_over_five_handle_types() -> None:
 
 
 def test_submit_signature_matches_the_trait() -> None:
-    hints = get_type_hints(Accelerator.submit, globalns=vars(accelcore.accelerator))
+    hints = get_type_hints(Accelerator.submit, globalns=vars(accelcore.contract.accelerator))
     assert list(inspect.signature(Accelerator.submit).parameters) == ["self", "queue", "program", "bindings", "timeout"]
     assert hints["timeout"] is accelcore.Timeout
     assert getattr(hints["bindings"], "__origin__", None) is Sequence

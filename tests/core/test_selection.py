@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from accelcore.registry import DeviceEntry
+from accelcore.devices.registry import DeviceEntry
 from accelcore.testing.selection import device_test_id, is_wanted, wanted_globs
 
 POCL = DeviceEntry("opencl", 0, "pthread-skylake-avx512", bytes(16), {"tag": "pocl"})
@@ -40,7 +40,7 @@ def test_accel_devices_globs_match_test_ids_or_plain_ids(text: str, kept: list[s
 
 
 def test_device_params_filter_and_explain_skips(monkeypatch: pytest.MonkeyPatch) -> None:
-    from accelcore.registry import ProviderUnavailable
+    from accelcore.devices.registry import ProviderUnavailable
     from accelcore.testing.pytest_support import device_params
 
     monkeypatch.setenv("ACCEL_DEVICES", "*rusticl")

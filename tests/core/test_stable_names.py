@@ -20,9 +20,9 @@ from pathlib import Path
 
 import pytest
 
-from accelcore.environment import apply_defaults
-from accelcore.registry import DeviceEntry
-from accelcore.selector import SelectorError, select_many, select_one
+from accelcore.devices.environment import apply_defaults
+from accelcore.devices.registry import DeviceEntry
+from accelcore.devices.selector import SelectorError, select_many, select_one
 
 apply_defaults()
 

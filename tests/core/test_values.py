@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from accelcore import BackendError, ErrorKind
-from accelcore.values import (
+from accelcore.kernels.values import (
     ScalarType,
     ValueType,
     decode_value,
@@ -113,7 +113,7 @@ def test_decode_round_trip() -> None:
 def test_a_zero_dimensional_array_of_the_declared_dtype_is_its_value() -> None:
     import numpy as np
 
-    from accelcore.values import ScalarType, ValueType, encode_value
+    from accelcore.kernels.values import ScalarType, ValueType, encode_value
 
     f32 = ValueType(ScalarType.F32)
     assert encode_value(f32, np.array(30.0, np.float32)) == encode_value(f32, np.float32(30.0))

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from accelcore import BackendError, ErrorKind, EventState
-from accelcore.waiting import poll_until_terminal
+from accelcore.contract.waiting import poll_until_terminal
 
 
 def test_returns_the_first_terminal_state() -> None:
@@ -37,7 +37,7 @@ def test_poll_errors_propagate() -> None:
 def test_sleeps_are_a_fraction_of_the_time_waited(monkeypatch: pytest.MonkeyPatch) -> None:
     """On a simulated clock an operation that ends at 3.2 ms is seen within 12.5 % (+ the first sleep) of
     its end; the old doubling back-off saw it at up to 2x (6.3 ms measured on Intel/rusticl)."""
-    import accelcore.waiting as waiting
+    import accelcore.contract.waiting as waiting
 
     clock = [0.0]
     monkeypatch.setattr(waiting.time, "monotonic", lambda: clock[0])

@@ -1,4 +1,4 @@
-"""The engine's ``wait`` lets a provider block in the driver (``accelcore.waiting.EventWaiter``).
+"""The engine's ``wait`` lets a provider block in the driver (``accelcore.contract.waiting.EventWaiter``).
 
 What must hold: the engine only ever reports what a poll said (a waiter that returns early, or that
 lies, changes nothing but the time spent); it asks for at most what is left of the wait's limit and

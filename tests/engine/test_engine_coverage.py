@@ -25,12 +25,12 @@ from accelcore import (
     MemoryDomain,
     MemorySource,
 )
-from accelcore.corpus import kernel_spec, load_module
+from accelcore.conformance.corpus import kernel_spec, load_module
+from accelcore.contract.program import TargetIdentity
 from accelcore.engine import CommandEngine
-from accelcore.pack import pack_module
-from accelcore.package import Coverage, Dispatch, DispatchKind, ModuleKind
-from accelcore.package_codec import write_package
-from accelcore.program import TargetIdentity
+from accelcore.kernels.pack import pack_module
+from accelcore.kernels.package import Coverage, Dispatch, DispatchKind, ModuleKind
+from accelcore.kernels.package_codec import write_package
 from accelcore.testing import REFERENCE_FORMAT, REFERENCE_TARGET, FaultAccelerator, ReferenceAccelerator, encode_program
 
 from .conftest import real_devices
@@ -67,7 +67,7 @@ def _package(kind: ModuleKind = ModuleKind.OPENCL_SOURCE, **options: Any) -> byt
 
 
 def _artifact(payload: bytes, kind: ModuleKind = ModuleKind.OPENCL_SOURCE) -> ArtifactRef:
-    from accelcore.package import format_for
+    from accelcore.kernels.package import format_for
 
     return ArtifactRef(format_for(kind), TargetIdentity.any(), MemorySource(payload), 64 << 20)
 

@@ -21,8 +21,8 @@ from typing import Any
 import pytest
 
 from accelcore import Capabilities, ErrorKind, EventState, EventStatus
+from accelcore.contract.refusals import cancellation_lost
 from accelcore.engine import EngineState, ObjectKind, ResourcePolicy
-from accelcore.refusals import cancellation_lost
 from accelcore.testing import REFERENCE_CAPABILITIES, ReferenceAccelerator
 from accelcore.testing.pytest_support import raises_kind
 

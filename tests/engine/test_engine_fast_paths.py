@@ -31,7 +31,7 @@ from accelcore import (
     SubmitRejected,
     Timeout,
 )
-from accelcore.buffers import validate_transfer
+from accelcore.contract.buffers import validate_transfer
 from accelcore.engine import CommandEngine, EngineState, IdTable, ObjectKind
 from accelcore.testing import FaultAccelerator, ReferenceAccelerator
 

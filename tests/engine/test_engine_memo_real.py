@@ -16,8 +16,8 @@ import pytest
 
 import accelcore as ac
 from accelcore import ErrorKind
-from accelcore.corpus import corpus_root
-from accelcore.environment import apply_defaults
+from accelcore.conformance.corpus import corpus_root
+from accelcore.devices.environment import apply_defaults
 from accelcore.testing.pytest_support import device_params, raises_kind
 
 apply_defaults()

@@ -30,9 +30,9 @@ from accelcore import (
     MemorySource,
     ReleaseIndeterminate,
 )
-from accelcore.corpus import SPIN_MAX_ITERATIONS, load_package, spin_case
+from accelcore.conformance.corpus import SPIN_MAX_ITERATIONS, load_package, spin_case
 from accelcore.engine import CommandEngine, EngineState, ObjectKind, ResourcePolicy
-from accelcore.package import ModuleKind
+from accelcore.kernels.package import ModuleKind
 from accelcore.testing import REFERENCE_CAPABILITIES, Fault, FaultAccelerator, FaultKind, ReferenceAccelerator
 from accelcore.testing.pytest_support import raises_kind
 

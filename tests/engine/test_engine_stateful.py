@@ -27,7 +27,7 @@ Invariants after every step (and checked again right after every reset):
   provider running it (DEVICE_LOST at a release, or an indeterminate release not performed);
 - the policy charge equals the live buffers' allocation bytes / live programs' resident bytes plus
   the quarantined charges;
-- a job whose event is seen COMPLETE holds what its numpy reference says (``accelcore.corpus.compare``).
+- a job whose event is seen COMPLETE holds what its numpy reference says (``accelcore.conformance.corpus.compare``).
 """
 
 from __future__ import annotations
@@ -67,10 +67,10 @@ from accelcore import (
     SubmitIndeterminate,
     SubmitRejected,
 )
-from accelcore.corpus import KernelCase, compare, load_package, make_case
+from accelcore.conformance.corpus import KernelCase, compare, load_package, make_case
+from accelcore.contract.program import TargetIdentity
 from accelcore.engine import CommandEngine, EngineState, ObjectKind, ResourcePolicy
-from accelcore.package import ModuleKind, format_for
-from accelcore.program import TargetIdentity
+from accelcore.kernels.package import ModuleKind, format_for
 from accelcore.testing import (
     BOUNDARIES,
     REFERENCE_FORMAT,

@@ -24,7 +24,7 @@ import pytest
 
 import accelcore as ac
 from accelcore import BackendError, ErrorKind
-from accelcore.environment import apply_defaults
+from accelcore.devices.environment import apply_defaults
 from accelcore.testing.pytest_support import device_params
 
 apply_defaults()
@@ -107,7 +107,8 @@ def test_a_missing_kernel_file_is_still_missing(tmp_path: Path) -> None:
 def test_read_regular_file_is_one_implementation() -> None:
     from accel_opencl import source_check
 
-    from accelcore import files, opencl_includes
+    from accelcore.kernels import opencl_includes
+    from accelcore.support import files
 
     assert opencl_includes.read_regular_file is files.read_regular_file
     assert source_check.read_regular_file is files.read_regular_file
@@ -115,7 +116,7 @@ def test_read_regular_file_is_one_implementation() -> None:
 
 @pytest.mark.timeout(30)
 def test_read_file_refuses_a_file_that_grows_past_its_cap(tmp_path: Path) -> None:
-    from accelcore.files import read_file, read_regular_file
+    from accelcore.support.files import read_file, read_regular_file
 
     path = tmp_path / "small"
     path.write_bytes(b"x" * 100)
@@ -242,7 +243,7 @@ def test_writing_into_a_full_cache_folder_leaves_no_temporary_file(
 
 _LOAD = """
 import sys, numpy as np, accelcore as ac
-from accelcore.environment import apply_defaults
+from accelcore.devices.environment import apply_defaults
 apply_defaults()
 with ac.open(sys.argv[1]) as dev:
     x = np.arange(8, dtype=np.float32)

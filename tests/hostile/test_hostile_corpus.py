@@ -22,10 +22,10 @@ from typing import Any
 import pytest
 
 import accelcore as ac
-from accelcore.environment import apply_defaults
-from accelcore.flags import AccessMode
-from accelcore.package import Dispatch, DispatchKind, KernelPackage, ModuleKind, PackageBinding
-from accelcore.package_codec import write_package
+from accelcore.contract.flags import AccessMode
+from accelcore.devices.environment import apply_defaults
+from accelcore.kernels.package import Dispatch, DispatchKind, KernelPackage, ModuleKind, PackageBinding
+from accelcore.kernels.package_codec import write_package
 from accelcore.testing.pytest_support import device_params
 
 apply_defaults()
@@ -175,8 +175,8 @@ def _recursive_spirv_package() -> bytes:
 
 
 def _coverage_package(source: bytes) -> bytes:
-    from accelcore.pack import pack_module
-    from accelcore.package import Coverage
+    from accelcore.kernels.pack import pack_module
+    from accelcore.kernels.package import Coverage
 
     pkg = pack_module(source, global_size=1 << 20, local_size=(64, 1, 1), coverage={0: Coverage.PER_WORK_ITEM})
     return write_package(pkg)
@@ -221,7 +221,7 @@ def test_hostile_vulkan_inputs_are_refused(entry: Any, case: str, tmp_path: Path
     if case == "spirv-dag":
         payload = _dag_package(ModuleKind.SPIRV_VULKAN)
     elif case == "validator-output":
-        from accelcore.corpus import kernel_spec, load_module
+        from accelcore.conformance.corpus import kernel_spec, load_module
 
         validator = _module("tests/vulkan/test_validator_output.py")
         vk = ModuleKind.SPIRV_VULKAN
@@ -231,7 +231,7 @@ def test_hostile_vulkan_inputs_are_refused(entry: Any, case: str, tmp_path: Path
             KernelPackage(vk, spec.entry_point(vk), spec.local_size, spec.bindings, spec.dispatch, module)
         )
     else:
-        from accelcore.glsl import compile_glsl
+        from accelcore.kernels.glsl import compile_glsl
 
         payload = _coverage_package(compile_glsl(COPY_GLSL.encode()))
     verdict, elapsed = _run_child(entry.device_id, case, payload, tmp_path)
@@ -247,7 +247,7 @@ def test_a_runaway_kernel_ends_at_its_deadline(entry: Any, tmp_path: Path) -> No
     if entry.provider == "opencl":
         payload = RUNAWAY_CL.encode()
     else:
-        from accelcore.glsl import compile_glsl
+        from accelcore.kernels.glsl import compile_glsl
 
         payload = compile_glsl(RUNAWAY_GLSL.encode())
     verdict, elapsed = _run_child(entry.device_id, "runaway", payload, tmp_path)

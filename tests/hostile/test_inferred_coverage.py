@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 import accelcore as ac
-from accelcore.errors import BackendError, ErrorKind
+from accelcore.contract.errors import BackendError, ErrorKind
 from accelcore.testing.pytest_support import real_device_params
 
 OPENCL = """

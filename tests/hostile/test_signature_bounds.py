@@ -9,8 +9,8 @@ import time
 import pytest
 
 from accelcore import BackendError, ErrorKind
-from accelcore.opencl_signature import TIMEOUT_ENV, opencl_kernels
-from accelcore.values import ScalarType, ValueType
+from accelcore.kernels.opencl_signature import TIMEOUT_ENV, opencl_kernels
+from accelcore.kernels.values import ScalarType, ValueType
 
 LIMIT_S = 30.0
 

@@ -22,9 +22,9 @@ from click.testing import CliRunner
 
 import accelcore as ac
 from accelcore import BackendError, ErrorKind
-from accelcore.environment import apply_defaults
+from accelcore.devices.environment import apply_defaults
+from accelcore.kernels.values import ScalarType, ValueType, encode_value, parse_value_text
 from accelcore.testing.pytest_support import device_params
-from accelcore.values import ScalarType, ValueType, encode_value, parse_value_text
 
 apply_defaults()
 

@@ -15,7 +15,7 @@ import numpy as np
 import pytest
 
 import accelcore as ac
-from accelcore.errors import BackendError, ErrorKind
+from accelcore.contract.errors import BackendError, ErrorKind
 from accelcore.testing.pytest_support import real_device_params
 
 OPENCL_DEVICES = [p for p in real_device_params() if p.id == "opencl" or any(m.name == "opencl" for m in p.marks)]

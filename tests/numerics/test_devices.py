@@ -78,7 +78,7 @@ def test_a_wrong_opencl_exp_is_flagged(monkeypatch: pytest.MonkeyPatch) -> None:
 def test_a_wrong_glsl_exp_is_flagged(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     if shutil.which("glslangValidator") is None:
         pytest.skip("glslangValidator is not installed (Debian: glslang-tools)")
-    from accelcore.corpus import corpus_root
+    from accelcore.conformance.corpus import corpus_root
 
     source = (corpus_root() / "src" / "glsl" / "numerics_f32.comp").read_text()
     broken = source.replace("case 7: v = exp(x); break;", "case 7: v = 1.0 + x + 0.5 * x * x; break;")

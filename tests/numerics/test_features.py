@@ -242,7 +242,7 @@ def test_an_opencl_subgroup_sum_that_adds_one_is_flagged(monkeypatch: pytest.Mon
 def test_a_glsl_subgroup_sum_that_adds_one_is_flagged(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     if shutil.which("glslangValidator") is None:
         pytest.skip("glslangValidator is not installed (Debian: glslang-tools)")
-    from accelcore.corpus import corpus_root
+    from accelcore.conformance.corpus import corpus_root
 
     inventory = discover(["vulkan"])
     if not inventory.devices:
@@ -271,7 +271,7 @@ def test_a_glsl_subgroup_sum_that_adds_one_is_flagged(monkeypatch: pytest.Monkey
 def test_the_denorm_preserve_module_declares_the_mode_and_validates() -> None:
     """numerics_denorm_preserve.vk.spv carries OpExecutionMode DenormPreserve 32 with its capability and
     extension (what the case relies on where a device reports shaderDenormPreserveFloat32)."""
-    from accelcore.spirv import inspect_spirv
+    from accelcore.kernels.spirv import inspect_spirv
 
     module = kernels.module_bytes("vulkan", "denorm_preserve")
     inspected = inspect_spirv(module)

@@ -383,7 +383,7 @@ def test_an_opencl_kernel_without_its_barriers_is_flagged(monkeypatch: pytest.Mo
 def test_a_wrong_glsl_clz_is_flagged(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     if shutil.which("glslangValidator") is None:
         pytest.skip("glslangValidator is not installed (Debian: glslang-tools)")
-    from accelcore.corpus import corpus_root
+    from accelcore.conformance.corpus import corpus_root
 
     source = (corpus_root() / "src" / "glsl" / "numerics_int.comp").read_text()
     broken = source.replace("v = uint(31 - findMSB(x));", "v = uint(31 - findMSB(x)) & 31u;")  # clz(0) = 0

@@ -36,11 +36,11 @@ from accelcore import (
     QueueDesc,
     Timeout,
 )
-from accelcore.package import Dispatch, DispatchKind, KernelPackage, ModuleKind, PackageBinding
-from accelcore.registry import DeviceEntry
+from accelcore.contract.waiting import poll_until_terminal
+from accelcore.devices.registry import DeviceEntry
+from accelcore.kernels.package import Dispatch, DispatchKind, KernelPackage, ModuleKind, PackageBinding
 from accelcore.testing.pytest_support import device_params
 from accelcore.testing.pytest_support import raises_kind as expect_kind
-from accelcore.waiting import poll_until_terminal
 
 RW_USAGE = BufferUsage.TRANSFER_SOURCE | BufferUsage.TRANSFER_DESTINATION
 

@@ -39,8 +39,8 @@ from accelcore import (
     QueueDesc,
     Timeout,
 )
-from accelcore.package import Dispatch, DispatchKind, KernelPackage, ModuleKind, PackageBinding
-from accelcore.waiting import poll_until_terminal
+from accelcore.contract.waiting import poll_until_terminal
+from accelcore.kernels.package import Dispatch, DispatchKind, KernelPackage, ModuleKind, PackageBinding
 
 N = 64
 

@@ -90,7 +90,7 @@ def test_checked_options_still_reach_the_driver(rig: Any, make_package: Any) -> 
 def test_binary_loads_check_the_options_too(rig: Any, make_package: Any, raises_kind: Any) -> None:
     import dataclasses
 
-    from accelcore.package import ModuleKind
+    from accelcore.kernels.package import ModuleKind
 
     binary = rig.accel.program_binary(rig.load(make_package()))
     package = dataclasses.replace(

@@ -18,9 +18,9 @@ from accel_opencl.handles import OpenCLEvent, OpenCLProgram, OpenCLQueue
 
 from accelcore import EventState
 from accelcore.conformance import CaseStatus, run
-from accelcore.corpus import standard_target
-from accelcore.package import ModuleKind
-from accelcore.registry import DeviceEntry
+from accelcore.conformance.corpus import standard_target
+from accelcore.devices.registry import DeviceEntry
+from accelcore.kernels.package import ModuleKind
 
 CASE = "submission.copy-path-diagnostics"
 

@@ -12,8 +12,8 @@ from typing import Any
 import pytest
 
 from accelcore import ArtifactRef, ErrorKind, MemorySource, TargetIdentity
-from accelcore.corpus import KERNELS, compare, kernel_spec, load_package, make_case
-from accelcore.package import ModuleKind, format_for
+from accelcore.conformance.corpus import KERNELS, compare, kernel_spec, load_package, make_case
+from accelcore.kernels.package import ModuleKind, format_for
 
 ACCESS = {1: "r", 2: "w", 3: "rw"}
 
@@ -58,7 +58,7 @@ LOOP_CAP_XFAIL = {
 def test_spin_kernel_beyond_65535_iterations(
     entry: Any, rig: Any, iterations: int, request: pytest.FixtureRequest
 ) -> None:
-    from accelcore.corpus import spin_case
+    from accelcore.conformance.corpus import spin_case
 
     reason = LOOP_CAP_XFAIL.get(entry.native.get("tag", ""))
     if reason is not None and iterations > 65535:

@@ -118,8 +118,8 @@ def test_a_size_t_value_packed_for_spir64_is_refused_on_a_32_bit_device() -> Non
     from accel_opencl.kernel_arguments import check_address_width
 
     from accelcore import BackendError, ErrorKind
-    from accelcore.opencl_signature import opencl_kernels
-    from accelcore.pack import pack_module
+    from accelcore.kernels.opencl_signature import opencl_kernels
+    from accelcore.kernels.pack import pack_module
 
     source = "__kernel void k(__global float *x, size_t n) { if (get_global_id(0) < n) x[get_global_id(0)] = 1.0f; }"
     (kernel,) = opencl_kernels(source, address_bits=32)
@@ -135,7 +135,7 @@ def test_the_host_reading_is_checked_against_the_driver_argument_info() -> None:
     from accel_opencl.kernel_arguments import GLOBAL, PRIVATE, ArgumentInfo, check_reflection
 
     from accelcore import BackendError, ErrorKind
-    from accelcore.pack import pack_module
+    from accelcore.kernels.pack import pack_module
 
     source = "__kernel void k(__global REAL *x, int n) { if (get_global_id(0) < n) x[get_global_id(0)] = 1; }"
     package = pack_module(source.encode(), build_options="-DREAL=float", arguments={"n": 4}, global_size=4)

@@ -82,7 +82,7 @@ def test_missing_pyopencl_is_a_clear_provider_unavailable() -> None:
     code = (
         "import sys; sys.modules['pyopencl'] = None\n"
         "from accel_opencl import provider_family\n"
-        "from accelcore.registry import ProviderUnavailable\n"
+        "from accelcore.devices.registry import ProviderUnavailable\n"
         "try:\n"
         "    provider_family.discover()\n"
         "except ProviderUnavailable as exc:\n"

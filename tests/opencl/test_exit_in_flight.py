@@ -24,8 +24,8 @@ CHILD = """
 import sys, threading
 from accelcore import (AccessMode, ArtifactRef, BindingRef, BufferDesc, BufferRange, BufferUsage,
     ContextDesc, MemoryDomain, MemorySource, QueueDesc, TargetIdentity, Timeout)
-from accelcore.corpus import load_package, spin_case
-from accelcore.package import ModuleKind, format_for
+from accelcore.conformance.corpus import load_package, spin_case
+from accelcore.kernels.package import ModuleKind, format_for
 from accel_opencl import gating, provider_family
 
 index, count, items, iterations, how, wait_s = sys.argv[1:7]

@@ -27,7 +27,7 @@ from accelcore import (
     SubmitRejected,
     Timeout,
 )
-from accelcore.corpus import SENTINEL
+from accelcore.conformance.corpus import SENTINEL
 
 N = 256
 R, W = AccessMode.READ, AccessMode.WRITE

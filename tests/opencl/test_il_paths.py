@@ -11,8 +11,8 @@ import pytest
 from accel_opencl import programs
 
 from accelcore import ArtifactRef, ErrorKind, MemorySource, TargetIdentity
-from accelcore.corpus import compare, kernel_spec, load_package, make_case
-from accelcore.package import ModuleKind, format_for
+from accelcore.conformance.corpus import compare, kernel_spec, load_package, make_case
+from accelcore.kernels.package import ModuleKind, format_for
 
 ACCESS = {1: "r", 2: "w", 3: "rw"}
 

@@ -13,8 +13,8 @@ import pytest
 from accel_opencl.binaries import check_binary_header, driver_family
 
 from accelcore import ArtifactRef, BackendError, ErrorKind, MemorySource
-from accelcore.package import ModuleKind
-from accelcore.package_codec import write_package
+from accelcore.kernels.package import ModuleKind
+from accelcore.kernels.package_codec import write_package
 
 
 def _container(sections: list[tuple[str, bytes]], e_type: int = 0xFF04, machine: int = 62) -> bytes:

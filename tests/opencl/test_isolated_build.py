@@ -172,7 +172,7 @@ def test_a_recursive_rusticl_binary_is_refused_before_any_driver(
     import subprocess
     import sys
 
-    from accelcore.package import ModuleKind
+    from accelcore.kernels.package import ModuleKind
 
     if entry.native["tag"] != "rusticl":
         pytest.skip("a rusticl binary (header + SPIR-V) is what accelcore can inspect")

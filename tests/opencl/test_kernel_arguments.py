@@ -13,8 +13,8 @@ from accel_opencl import programs
 from accel_opencl.kernel_arguments import DeviceLaunchFacts, non_uniform_refusal
 
 from accelcore import AccessMode, ErrorKind, SubmitRejected
-from accelcore.pack import pack_module
-from accelcore.package import (
+from accelcore.kernels.pack import pack_module
+from accelcore.kernels.package import (
     ANY_LOCAL_SIZE,
     Dispatch,
     DispatchKind,
@@ -23,7 +23,7 @@ from accelcore.package import (
     ModuleKind,
     PackageBinding,
 )
-from accelcore.values import ScalarType, ValueType, encode_value
+from accelcore.kernels.values import ScalarType, ValueType, encode_value
 
 F32 = ValueType(ScalarType.F32)
 I32 = ValueType(ScalarType.I32)

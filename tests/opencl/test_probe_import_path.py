@@ -15,8 +15,8 @@ import pytest
 from accel_opencl import binaries
 
 from accelcore import ArtifactRef, MemorySource
-from accelcore.package import ModuleKind
-from accelcore.package_codec import write_package
+from accelcore.kernels.package import ModuleKind
+from accelcore.kernels.package_codec import write_package
 
 HOSTILE = """\
 import os, sys

@@ -11,9 +11,9 @@ from accel_opencl import provider_family
 from accel_opencl.discovery import list_devices
 
 from accelcore import ArtifactRef, ErrorKind, MemorySource, TargetIdentity
-from accelcore.corpus import load_package
-from accelcore.package import KernelPackage, ModuleKind, format_for
-from accelcore.package_codec import write_package
+from accelcore.conformance.corpus import load_package
+from accelcore.kernels.package import KernelPackage, ModuleKind, format_for
+from accelcore.kernels.package_codec import write_package
 
 N = 100
 
@@ -220,7 +220,7 @@ def test_programs_are_accounted(accel: Any, make_package: Any) -> None:
 
 
 def _spirv_ref(module: bytes, entry: str = "conformance") -> ArtifactRef:
-    from accelcore.corpus import kernel_spec
+    from accelcore.conformance.corpus import kernel_spec
 
     spec = kernel_spec("conformance")
     pkg = KernelPackage(
@@ -235,7 +235,7 @@ def _spirv_ref(module: bytes, entry: str = "conformance") -> ArtifactRef:
 
 
 def test_spirv_is_inspected_before_anything_else(rig: Any, raises_kind: Any) -> None:
-    from accelcore.corpus import load_module
+    from accelcore.conformance.corpus import load_module
 
     opencl_spirv = load_module("conformance", ModuleKind.SPIRV_OPENCL)
     vulkan_spirv = load_module("conformance", ModuleKind.SPIRV_VULKAN)

@@ -23,7 +23,7 @@ from accelcore import (
     SubmitRejected,
     Timeout,
 )
-from accelcore.corpus import SENTINEL
+from accelcore.conformance.corpus import SENTINEL
 
 N = 256
 

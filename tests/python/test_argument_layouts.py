@@ -15,11 +15,11 @@ import pytest
 
 import accelcore as ac
 from accelcore import ErrorKind
-from accelcore.environment import apply_defaults
-from accelcore.layouts import ElementLayout, LayoutField, check_array, encode_layout
-from accelcore.opencl_signature import opencl_kernels
+from accelcore.devices.environment import apply_defaults
+from accelcore.kernels.layouts import ElementLayout, LayoutField, check_array, encode_layout
+from accelcore.kernels.opencl_signature import opencl_kernels
+from accelcore.kernels.values import ScalarType
 from accelcore.testing.pytest_support import device_params, raises_kind
-from accelcore.values import ScalarType
 
 apply_defaults()
 

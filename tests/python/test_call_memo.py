@@ -8,8 +8,10 @@ import numpy as np
 import pytest
 
 import accelcore as ac
-from accelcore import highlevel
-from accelcore.environment import apply_defaults
+from accelcore.api import device as device_module
+from accelcore.api import kernel as kernel_module
+from accelcore.api import run as run_module
+from accelcore.devices.environment import apply_defaults
 
 apply_defaults()
 
@@ -32,13 +34,13 @@ def _first_opencl() -> ac.Device:
 
 def test_repeated_calls_pack_once(monkeypatch: pytest.MonkeyPatch) -> None:
     packed: list[dict[str, object]] = []
-    real = highlevel.pack_module
+    real = kernel_module.pack_module
 
     def counting(*args: object, **kwargs: object) -> object:
         packed.append(dict(kwargs.get("arguments") or {}))
         return real(*args, **kwargs)
 
-    monkeypatch.setattr(highlevel, "pack_module", counting)
+    monkeypatch.setattr(kernel_module, "pack_module", counting)
     x = np.arange(64, dtype=np.float32)
     with _first_opencl() as dev:
         kernel = dev.kernel(SAXPY_CL.encode())
@@ -81,7 +83,7 @@ def test_remembered_routes_and_bindings_keep_every_check() -> None:
                 kernel(a=np.float32(2.0), x=x, y=host_y, n=np.int32(64), global_size=64)
                 want_host = 2 * x + want_host
                 assert np.array_equal(host_y, want_host), step
-        assert len(kernel._bindings[max(kernel._bindings)]) == highlevel._BINDINGS_PER_SLOT
+        assert len(kernel._bindings[max(kernel._bindings)]) == kernel_module._BINDINGS_PER_SLOT
         with pytest.raises(ac.BackendError, match="has no argument 'b'"):
             kernel(a=np.float32(2.0), x=x, y=host_y, b=np.int32(64), global_size=64)
         with pytest.raises(ac.BackendError, match="buffer argument"):
@@ -97,7 +99,8 @@ def test_a_remembered_binding_uploads_what_the_array_holds_now(monkeypatch: pyte
     """A host array's Binding (and the byte view it writes from) is made once and reused, but every call
     uploads the array's current contents: changes made in place between calls are what the kernel sees.
     The per-size facts of temporaries stay bounded; a run keeps phases and timings only when asked."""
-    monkeypatch.setattr(highlevel, "_SPECS_KEPT", 4)
+    monkeypatch.setattr(device_module, "_SPECS_KEPT", 4)  # the per-size facts of temporaries
+    monkeypatch.setattr(run_module, "_SPECS_KEPT", 4)  # a run's binding specs
     x = np.arange(64, dtype=np.float32)
     with _first_opencl() as dev:
         kernel = dev.kernel(SAXPY_CL.encode())
@@ -116,14 +119,14 @@ def test_a_remembered_binding_uploads_what_the_array_holds_now(monkeypatch: pyte
             kernel(a=np.float32(2.0), x=x[:size], y=y, n=np.int32(size), global_size=size)
             assert np.array_equal(y, 2 * x[:size] + 1), size
             assert len(dev._tails) <= 4
-        progress = highlevel.Progress()
+        progress = ac.api.Progress()
         y = np.ones(64, dtype=np.float32)
         pkg, data, _ = kernel._packed({"a": np.float32(2.0), "n": np.int32(64)}, 64, None)
         plan = [
-            highlevel.Binding("x", 1, ac.AccessMode.READ, x),
-            highlevel.Binding("y", 2, ac.AccessMode.READ_WRITE, y),
+            ac.api.Binding("x", 1, ac.AccessMode.READ, x),
+            ac.api.Binding("y", 2, ac.AccessMode.READ_WRITE, y),
         ]
-        highlevel.Run(dev, kernel._program(pkg, data), plan, None, progress=progress).wait()
+        ac.api.Run(dev, kernel._program(pkg, data), plan, None, progress=progress).wait()
         assert np.array_equal(y, 2 * x + 1)
         assert progress.phase == "done"
         assert set(progress.timings) == {"allocate_s", "transfer_in_s", "execute_s", "transfer_out_s"}

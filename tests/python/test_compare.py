@@ -9,7 +9,7 @@ import pytest
 
 import accelcore as ac
 from accelcore import BackendError
-from accelcore.compare import Tolerance, compare_arrays
+from accelcore.api.compare import Tolerance, compare_arrays
 
 SAXPY_CL = """
 __kernel void saxpy(const float a, __global const float* x, __global float* y, const int n)

@@ -16,7 +16,7 @@ import textwrap
 import pytest
 
 import accelcore as ac
-from accelcore.environment import apply_defaults
+from accelcore.devices.environment import apply_defaults
 from accelcore.testing.pytest_support import device_params
 
 apply_defaults()
@@ -37,7 +37,7 @@ SCRIPT = textwrap.dedent(
     import os, sys, signal
     import numpy as np
     import accelcore as ac
-    from accelcore.environment import apply_defaults
+    from accelcore.devices.environment import apply_defaults
 
     apply_defaults()
     device_id, kernel_path = sys.argv[1], sys.argv[2]

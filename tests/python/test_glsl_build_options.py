@@ -1,6 +1,6 @@
 """GLSL build options and entry points: ``Device.kernel(..., build_options=, entry=)`` and ``accel run/pack
 --build-options/--entry`` hand ``-D``/``-U`` to glslangValidator, search ``-I`` folders for includes, compile a
-named function as the entry point, and refuse any other option naming it (accelcore.glsl)."""
+named function as the entry point, and refuse any other option naming it (accelcore.kernels.glsl)."""
 
 from __future__ import annotations
 
@@ -14,10 +14,10 @@ import pytest
 
 import accelcore as ac
 from accelcore import ErrorKind
-from accelcore.environment import apply_defaults
-from accelcore.glsl import compile_glsl, glsl_build_options
-from accelcore.package_codec import parse_package
-from accelcore.spirv import inspect_spirv
+from accelcore.devices.environment import apply_defaults
+from accelcore.kernels.glsl import compile_glsl, glsl_build_options
+from accelcore.kernels.package_codec import parse_package
+from accelcore.kernels.spirv import inspect_spirv
 from accelcore.testing.pytest_support import device_params, raises_kind
 
 apply_defaults()

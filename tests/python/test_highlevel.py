@@ -10,8 +10,8 @@ import pytest
 
 import accelcore as ac
 from accelcore import BackendError, ErrorKind
-from accelcore.environment import apply_defaults
-from accelcore.selector import SelectorError
+from accelcore.devices.environment import apply_defaults
+from accelcore.devices.selector import SelectorError
 from accelcore.testing.pytest_support import device_params
 
 apply_defaults()
@@ -215,13 +215,13 @@ def test_elements_a_write_only_kernel_leaves_alone_come_back_as_given(entry, tmp
 @pytest.mark.parametrize("entry", OPENCL[:1] + VULKAN, ids=OPENCL_IDS[:1] + VULKAN_IDS)
 def test_a_kernel_package_checks_array_dtypes_too(entry, files: Path) -> None:
     """A .kpkg records its arguments; its buffers are still checked against the module's element types."""
-    from accelcore.pack import pack_module
-    from accelcore.package_codec import write_package
+    from accelcore.kernels.pack import pack_module
+    from accelcore.kernels.package_codec import write_package
 
     if entry.provider == "opencl":
         pkg = pack_module((files / "saxpy.cl").read_bytes(), arguments={"a": 2.0, "n": 64}, global_size=64)
     else:
-        from accelcore.glsl import compile_glsl
+        from accelcore.kernels.glsl import compile_glsl
 
         pkg = pack_module(compile_glsl(SAXPY_GLSL.encode()), push_constants={"a": 2.0, "n": 64}, global_size=64)
     (files / "k.kpkg").write_bytes(write_package(pkg))

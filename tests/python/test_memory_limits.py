@@ -10,9 +10,9 @@ import pytest
 
 import accelcore as ac
 from accelcore import BackendError, ErrorKind
+from accelcore.devices.environment import apply_defaults
 from accelcore.engine import ResourcePolicy
 from accelcore.engine.policy import MEMORY_OVERCOMMIT_ENV
-from accelcore.environment import apply_defaults
 from accelcore.testing.pytest_support import device_params
 
 apply_defaults()
@@ -75,7 +75,7 @@ def test_overcommit_is_allowed_on_request(entry, how: str, monkeypatch: pytest.M
     else:
         policy = ResourcePolicy(memory_overcommit=True)
     assert policy.memory_overcommit
-    from accelcore.inventory import discover
+    from accelcore.devices.inventory import discover
 
     found = discover()
     chosen = found.select_one(entry.device_id)

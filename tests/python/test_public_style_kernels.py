@@ -15,10 +15,10 @@ import pytest
 
 import accelcore as ac
 from accelcore import ErrorKind
-from accelcore.environment import apply_defaults
-from accelcore.opencl_signature import opencl_kernels
+from accelcore.devices.environment import apply_defaults
+from accelcore.kernels.opencl_signature import opencl_kernels
+from accelcore.kernels.values import ScalarType, ValueType
 from accelcore.testing.pytest_support import device_params, raises_kind
-from accelcore.values import ScalarType, ValueType
 
 apply_defaults()
 

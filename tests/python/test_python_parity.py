@@ -17,12 +17,12 @@ import pytest
 
 import accelcore as ac
 from accelcore import ErrorKind
-from accelcore.corpus import module_path
-from accelcore.environment import apply_defaults
-from accelcore.glsl import compile_glsl
-from accelcore.pack import pack_module
-from accelcore.package import ModuleKind
-from accelcore.package_codec import write_package
+from accelcore.conformance.corpus import module_path
+from accelcore.devices.environment import apply_defaults
+from accelcore.kernels.glsl import compile_glsl
+from accelcore.kernels.pack import pack_module
+from accelcore.kernels.package import ModuleKind
+from accelcore.kernels.package_codec import write_package
 from accelcore.testing.pytest_support import device_params, raises_kind
 
 apply_defaults()
@@ -132,7 +132,7 @@ def test_a_bad_work_size_is_refused_naming_the_keyword_and_the_value(entry, file
 
 
 def test_the_work_size_check_is_one_function() -> None:
-    from accelcore.keywords import work_size
+    from accelcore.api.keywords import work_size
 
     given = (64, 2)
     assert work_size("global_size", given) is given  # a plain tuple is kept (the call memo matches identity)

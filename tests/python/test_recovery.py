@@ -33,9 +33,9 @@ import pytest
 
 import accelcore as ac
 from accelcore import AccessMode, ArtifactRef, BackendError, ErrorKind, EventState, MemorySource
+from accelcore.api import Binding, Device, Run
+from accelcore.devices.environment import apply_defaults
 from accelcore.engine import EngineState
-from accelcore.environment import apply_defaults
-from accelcore.highlevel import Binding, Device, Run
 from accelcore.testing import REFERENCE_FORMAT, REFERENCE_TARGET, FaultAccelerator, ReferenceAccelerator, encode_program
 from accelcore.testing.pytest_support import device_params
 

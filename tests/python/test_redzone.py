@@ -26,8 +26,8 @@ import pytest
 
 import accelcore as ac
 from accelcore import ErrorKind
-from accelcore.environment import apply_defaults
-from accelcore.highlevel import guard_pattern
+from accelcore.api import guard_pattern
+from accelcore.devices.environment import apply_defaults
 from accelcore.testing.pytest_support import device_params, raises_kind
 
 apply_defaults()

@@ -1,7 +1,7 @@
 """Arrays shorter than the dispatch (coverage unknown): a kernel never reaches memory past them.
 
 A host array's temporary buffer is sized to what the dispatch may reach (work-items launched times the
-element size, :mod:`accelcore.dispatch_extent`), the bytes past the array holding the guard pattern,
+element size, :mod:`accelcore.kernels.dispatch_extent`), the bytes past the array holding the guard pattern,
 then the guard tail: a store past the array is ``OUT_OF_BOUNDS`` naming it, a load past it reads the
 pattern (the same output every run). A device array shorter than the work-items the call asks for
 is refused (INVALID_ARGUMENT naming it) unless ``allow_short_device_arrays=True``. Every case runs on
@@ -27,11 +27,11 @@ import pytest
 
 import accelcore as ac
 from accelcore import ErrorKind
-from accelcore.corpus import corpus_root
+from accelcore.api import guard_pattern
+from accelcore.conformance.corpus import corpus_root
+from accelcore.devices.environment import apply_defaults
+from accelcore.devices.inventory import discover
 from accelcore.engine import ResourcePolicy
-from accelcore.environment import apply_defaults
-from accelcore.highlevel import guard_pattern
-from accelcore.inventory import discover
 from accelcore.testing.pytest_support import device_params, raises_kind
 
 apply_defaults()
@@ -103,8 +103,8 @@ CHILD = r"""
 import json, sys
 import numpy as np
 import accelcore as ac
-from accelcore.corpus import corpus_root
-from accelcore.environment import apply_defaults
+from accelcore.conformance.corpus import corpus_root
+from accelcore.devices.environment import apply_defaults
 
 apply_defaults()
 device_id, case = sys.argv[1], sys.argv[2]

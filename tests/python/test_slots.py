@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 import accelcore as ac
-from accelcore.environment import apply_defaults
+from accelcore.devices.environment import apply_defaults
 from accelcore.testing.pytest_support import device_params
 
 apply_defaults()

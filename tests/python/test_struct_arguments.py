@@ -16,12 +16,12 @@ import pytest
 
 import accelcore as ac
 from accelcore import ErrorKind
-from accelcore.environment import apply_defaults
-from accelcore.pack import pack_module
-from accelcore.package import KernelArgument, KernelPackage, PackageBinding
-from accelcore.package_codec import parse_package, write_package
-from accelcore.ports import MemorySource
-from accelcore.program import ArtifactRef
+from accelcore.contract.ports import MemorySource
+from accelcore.contract.program import ArtifactRef
+from accelcore.devices.environment import apply_defaults
+from accelcore.kernels.pack import pack_module
+from accelcore.kernels.package import KernelArgument, KernelPackage, PackageBinding
+from accelcore.kernels.package_codec import parse_package, write_package
 from accelcore.testing.pytest_support import raises_kind, real_device_params
 
 apply_defaults()
@@ -238,7 +238,7 @@ def test_the_driver_argument_info_check_takes_a_struct_only_at_a_by_value_struct
     cl = pytest.importorskip("pyopencl", reason="the OpenCL provider's pyopencl is not installed")
     from accel_opencl.kernel_arguments import check_argument_info, read_argument_info
 
-    from accelcore.package import ModuleKind
+    from accelcore.kernels.package import ModuleKind
 
     checked = 0
     for platform in cl.get_platforms():

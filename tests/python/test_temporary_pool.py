@@ -15,9 +15,9 @@ import pytest
 
 import accelcore as ac
 from accelcore import ErrorKind, EventStatus
-from accelcore.corpus import corpus_root
-from accelcore.environment import apply_defaults
-from accelcore.inventory import discover
+from accelcore.conformance.corpus import corpus_root
+from accelcore.devices.environment import apply_defaults
+from accelcore.devices.inventory import discover
 from accelcore.testing.pytest_support import device_params, raises_kind
 
 apply_defaults()

@@ -13,7 +13,7 @@ import pytest
 
 import accelcore as ac
 from accelcore import BackendError
-from accelcore.environment import apply_defaults
+from accelcore.devices.environment import apply_defaults
 from accelcore.testing.pytest_support import device_params
 
 apply_defaults()
@@ -90,7 +90,7 @@ def test_concurrent_calls_each_get_their_own_result(entry, tmp_path: Path) -> No
 _CLOSE_CHILD = """
 import sys, threading, numpy as np, accelcore as ac
 from accelcore import BackendError
-from accelcore.environment import apply_defaults
+from accelcore.devices.environment import apply_defaults
 apply_defaults()
 device_id, source = sys.argv[1], sys.argv[2]
 dev = ac.open(device_id)

@@ -45,9 +45,9 @@ from accelcore import (
     QueueDesc,
     Timeout,
 )
+from accelcore.contract.waiting import poll_until_terminal
 from accelcore.testing.pytest_support import real_device_params
 from accelcore.testing.selection import device_test_id
-from accelcore.waiting import poll_until_terminal
 
 SCALE = float(os.environ.get("ACCEL_SOAK_SCALE", "1"))
 CYCLES = {"load": 10_000, "submit": 10_000, "context": 1_000}

@@ -37,12 +37,12 @@ from accelcore import (
     TargetIdentity,
     Timeout,
 )
-from accelcore.package import ModuleKind, format_for
-from accelcore.registry import DeviceEntry
+from accelcore.contract.waiting import poll_until_terminal
+from accelcore.devices.registry import DeviceEntry
+from accelcore.kernels.package import ModuleKind, format_for
 from accelcore.testing.pytest_support import device_params
 from accelcore.testing.pytest_support import raises_kind as expect_kind
 from accelcore.testing.selection import device_test_id
-from accelcore.waiting import poll_until_terminal
 
 TRANSFER = BufferUsage.TRANSFER_SOURCE | BufferUsage.TRANSFER_DESTINATION
 VK = ModuleKind.SPIRV_VULKAN

@@ -6,7 +6,7 @@ from accel_cli.expectations import DEFAULT_EXPECTATIONS, load_expectations, matc
 
 from accelcore.conformance.report import CaseStatus
 from accelcore.conformance.suite import run
-from accelcore.registry import DeviceEntry
+from accelcore.devices.registry import DeviceEntry
 
 from .conftest import VALIDATION
 

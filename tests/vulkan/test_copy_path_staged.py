@@ -23,9 +23,9 @@ from accel_vulkan.memory import release as release_buffer
 
 from accelcore import BindingRef, BufferDesc, BufferRange, EventState
 from accelcore.conformance import CaseStatus, run
-from accelcore.corpus import standard_target
-from accelcore.package import ModuleKind
-from accelcore.registry import DeviceEntry
+from accelcore.conformance.corpus import standard_target
+from accelcore.devices.registry import DeviceEntry
+from accelcore.kernels.package import ModuleKind
 
 from .conftest import VALIDATION, assert_clean
 

@@ -9,7 +9,7 @@ import vulkan as vk
 from accel_vulkan.device_info import MAX_BINDINGS
 
 from accelcore import AcceleratorClass, Capabilities
-from accelcore.registry import DeviceEntry, load_families
+from accelcore.devices.registry import DeviceEntry, load_families
 
 
 def test_family_is_registered_and_lists_the_device(entry: DeviceEntry) -> None:

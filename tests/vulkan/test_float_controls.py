@@ -16,11 +16,11 @@ from accel_vulkan import argument_kernels as kernels
 from accel_vulkan import module_check, pipeline
 
 from accelcore import AccessMode, ErrorKind, EventState
-from accelcore.corpus import corpus_root
-from accelcore.errors import BackendError
-from accelcore.package import Dispatch, DispatchKind, KernelPackage, PackageBinding
-from accelcore.package_codec import write_package
-from accelcore.spirv import inspect_spirv
+from accelcore.conformance.corpus import corpus_root
+from accelcore.contract.errors import BackendError
+from accelcore.kernels.package import Dispatch, DispatchKind, KernelPackage, PackageBinding
+from accelcore.kernels.package_codec import write_package
+from accelcore.kernels.spirv import inspect_spirv
 
 from .conftest import VK, Rig
 

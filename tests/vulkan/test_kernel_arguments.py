@@ -27,7 +27,7 @@ from accelcore import (
     SubmitRejected,
     Timeout,
 )
-from accelcore.package import (
+from accelcore.kernels.package import (
     DescriptorType,
     Dispatch,
     DispatchKind,
@@ -35,8 +35,8 @@ from accelcore.package import (
     PackageBinding,
     SpecConstant,
 )
-from accelcore.package_codec import write_package
-from accelcore.values import ScalarType, ValueType
+from accelcore.kernels.package_codec import write_package
+from accelcore.kernels.values import ScalarType, ValueType
 
 from .conftest import VK, Rig, artifact
 

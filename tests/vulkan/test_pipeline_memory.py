@@ -14,7 +14,7 @@ from typing import Any
 from accel_vulkan.handles import HandleState
 
 from accelcore import BackendError, ContextDesc, ErrorKind
-from accelcore.corpus import load_package
+from accelcore.conformance.corpus import load_package
 
 from .conftest import VK, artifact
 

@@ -13,8 +13,8 @@ import pytest
 from accel_vulkan.pipeline import HOST_RECORD_BYTES
 
 from accelcore import AccessMode, ArtifactRef, ErrorKind, MemorySource, PatternSource, TargetIdentity
-from accelcore.corpus import KERNELS, load_package
-from accelcore.package import (
+from accelcore.conformance.corpus import KERNELS, load_package
+from accelcore.kernels.package import (
     DescriptorType,
     Dispatch,
     DispatchKind,
@@ -23,7 +23,7 @@ from accelcore.package import (
     PackageBinding,
     format_for,
 )
-from accelcore.package_codec import parse_package, write_package
+from accelcore.kernels.package_codec import parse_package, write_package
 
 from .conftest import VK, artifact
 
@@ -112,7 +112,7 @@ def test_capability_the_device_lacks_is_unsupported_by_name(rig: Any, raises_kin
 
 
 def test_opencl_flavoured_spirv_is_unsupported(rig: Any, raises_kind: Any) -> None:
-    from accelcore.corpus import load_module
+    from accelcore.conformance.corpus import load_module
 
     pkg = parse_package(load_package("conformance", VK))
     opencl = dataclasses.replace(pkg, module=load_module("conformance", ModuleKind.SPIRV_OPENCL))

@@ -17,7 +17,7 @@ from accelcore import (
     SubmitRejected,
     Timeout,
 )
-from accelcore.corpus import compare, load_package, make_case
+from accelcore.conformance.corpus import compare, load_package, make_case
 
 from .conftest import VK, Rig
 

@@ -26,7 +26,7 @@ from accelcore import (
     QueueDesc,
     ReleaseRejected,
 )
-from accelcore.registry import DeviceEntry
+from accelcore.devices.registry import DeviceEntry
 
 from .conftest import TRANSFER, VALIDATION, VUID_ZERO_SIZE, assert_clean, provoke_validation_error
 
@@ -192,7 +192,7 @@ def test_concurrent_first_use_creates_one_instance(entry: DeviceEntry) -> None:
         import threading
         from accel_vulkan import provider_family
         from accel_vulkan.instance import instances_created
-        from accelcore.registry import DeviceEntry
+        from accelcore.devices.registry import DeviceEntry
 
         entry = DeviceEntry("vulkan", {entry.index}, "", {entry.uuid!r}, {{}})
         start, ok = threading.Barrier(8), []

@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 
-from accelcore.spirv import inspect_spirv, specialize
+from accelcore.kernels.spirv import inspect_spirv, specialize
 
 SHADER = """#version 450
 layout(local_size_x = 64) in;

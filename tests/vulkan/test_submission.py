@@ -23,7 +23,7 @@ from accelcore import (
     SubmitRejected,
     Timeout,
 )
-from accelcore.corpus import SENTINEL, load_package, make_case
+from accelcore.conformance.corpus import SENTINEL, load_package, make_case
 
 from .conftest import VK, Rig
 

@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 from accelcore import ContextDesc, QueueDesc
-from accelcore.registry import DeviceEntry
+from accelcore.devices.registry import DeviceEntry
 
 from .conftest import VALIDATION, VUID_ZERO_SIZE, provoke_validation_error
 
@@ -59,7 +59,7 @@ def _discover_with_fake_binding(tmp_path: Path, body: str) -> subprocess.Complet
     code = textwrap.dedent(
         """
         from accel_vulkan import provider_family
-        from accelcore.registry import ProviderUnavailable
+        from accelcore.devices.registry import ProviderUnavailable
         try:
             provider_family.discover()
         except ProviderUnavailable as exc:

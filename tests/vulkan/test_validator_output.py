@@ -17,10 +17,10 @@ import pytest
 from accel_vulkan import module_check
 
 from accelcore import BackendError, ErrorKind
-from accelcore.corpus import kernel_spec, load_module
-from accelcore.package import KernelPackage
-from accelcore.package_codec import write_package
-from accelcore.spirv import inspect_spirv
+from accelcore.conformance.corpus import kernel_spec, load_module
+from accelcore.kernels.package import KernelPackage
+from accelcore.kernels.package_codec import write_package
+from accelcore.kernels.spirv import inspect_spirv
 
 from .conftest import VK
 

@@ -20,8 +20,8 @@ import pytest
 from accel_vulkan import module_check, pipeline
 
 from accelcore import AccessMode, ErrorKind, Timeout
-from accelcore.package import Dispatch, DispatchKind, KernelPackage, PackageBinding
-from accelcore.package_codec import write_package
+from accelcore.kernels.package import Dispatch, DispatchKind, KernelPackage, PackageBinding
+from accelcore.kernels.package_codec import write_package
 
 from .conftest import VK, Rig, artifact
 

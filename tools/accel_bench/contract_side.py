@@ -39,9 +39,9 @@ from accelcore import (
     TargetIdentity,
     Timeout,
 )
-from accelcore.package import Dispatch, DispatchKind, KernelPackage, ModuleKind, PackageBinding
-from accelcore.package_codec import write_package
-from accelcore.waiting import poll_until_terminal
+from accelcore.contract.waiting import poll_until_terminal
+from accelcore.kernels.package import Dispatch, DispatchKind, KernelPackage, ModuleKind, PackageBinding
+from accelcore.kernels.package_codec import write_package
 
 from . import kernels
 from .sides import NotMeasured
@@ -98,7 +98,7 @@ def tiny_package(module_kind: ModuleKind, module: bytes | None = None, target: T
 
 def artifact_of(package: bytes) -> ArtifactRef:
     """An ArtifactRef over the package bytes (format and target read from the package)."""
-    from accelcore.package_codec import parse_package
+    from accelcore.kernels.package_codec import parse_package
 
     parsed = parse_package(MemorySource(package))
     return ArtifactRef(parsed.format, parsed.target, MemorySource(package), TINY_RESIDENT_BYTES)
@@ -182,7 +182,7 @@ class ContractSession:
         """Wait for ``event``, insist on Complete, destroy it: how a throughput-minded caller waits.
         Through the engine: ``CommandEngine.wait`` (it blocks in ``clWaitForEvents`` /
         ``vkWaitSemaphores`` where the provider can, as the raw sides block in ``clWaitForEvents`` /
-        ``vkWaitForFences`` here); provider-direct: :func:`accelcore.waiting.poll_until_terminal`
+        ``vkWaitForFences`` here); provider-direct: :func:`accelcore.contract.waiting.poll_until_terminal`
         (polls sleeping in between: a busy poll would take a core from a CPU device's own worker
         threads)."""
         api = self.api

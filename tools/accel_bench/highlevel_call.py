@@ -1,6 +1,6 @@
 """Item 7: the high-level call (issue 13 item 5).
 
-``accelcore.highlevel`` (docs/python.md) against the call a user of the peer library writes, on
+``accelcore.api`` (docs/python.md) against the call a user of the peer library writes, on
 the same device, the same SAXPY (``y = a * x + y``, f32) and the same problem sizes, in one
 rotation (every repeat runs every operation once, so drifting machine load hits them alike):
 
@@ -46,12 +46,12 @@ from typing import Any, Protocol
 import numpy as np
 import numpy.typing as npt
 
-from accelcore import corpus
-from accelcore.glsl import compile_glsl
-from accelcore.highlevel import Device, Kernel
-from accelcore.pack import pack_module
-from accelcore.package_codec import write_package
-from accelcore.registry import DeviceEntry, ProviderFamily
+from accelcore.api import Device, Kernel
+from accelcore.conformance import corpus
+from accelcore.devices.registry import DeviceEntry, ProviderFamily
+from accelcore.kernels.glsl import compile_glsl
+from accelcore.kernels.pack import pack_module
+from accelcore.kernels.package_codec import write_package
 
 from .stats import Stat, measure_interleaved
 
@@ -121,7 +121,7 @@ class Side(Protocol):
 
 
 class Ours:
-    """``accelcore.highlevel.Device`` over a fresh provider instance; the kernel loaded once."""
+    """``accelcore.api.Device`` over a fresh provider instance; the kernel loaded once."""
 
     name = "ours"
 
@@ -404,18 +404,18 @@ class Wgpu:
 
 _PROFILED_PACKAGES = ("accelcore", "accel_opencl", "accel_vulkan", "pyopencl", "vulkan", "numpy")
 _SPOTS = {
-    "Kernel.__call__ (the whole call)": ("highlevel.py", "__call__"),
-    "Kernel.submit": ("highlevel.py", "submit"),
-    "Kernel._route (arguments to parameters)": ("highlevel.py", "_route"),
-    "Kernel._pack (pack_module per call)": ("highlevel.py", "_pack"),
+    "Kernel.__call__ (the whole call)": ("kernel.py", "__call__"),
+    "Kernel.submit": ("kernel.py", "submit"),
+    "Kernel._route (arguments to parameters)": ("kernel.py", "_route"),
+    "Kernel._pack (pack_module per call)": ("kernel.py", "_pack"),
     "pack_module": ("pack.py", "pack_module"),
     "opencl_kernels (source parsed again)": ("opencl_signature.py", "opencl_kernels"),
-    "Kernel._program (write_package = cache key)": ("highlevel.py", "_program"),
+    "Kernel._program (write_package = cache key)": ("kernel.py", "_program"),
     "write_package": ("package_codec.py", "write_package"),
-    "_checked_array": ("highlevel.py", "_checked_array"),
-    "Run.__init__ (allocate, upload, submit)": ("highlevel.py", "__init__"),
+    "_checked_array": ("parameters.py", "_checked_array"),
+    "Run.__init__ (allocate, upload, submit)": ("run.py", "__init__"),
     "engine submit": ("core.py", "submit"),
-    "Run.state (wait, read back, release)": ("highlevel.py", "state"),
+    "Run.state (wait, read back, release)": ("run.py", "state"),
     "engine wait": ("core.py", "wait"),
 }
 """Named places of the call: (file name, function name) in pstats' keys."""
@@ -476,7 +476,7 @@ def profile_call(call: Callable[[], object], calls: int, top: int) -> dict[str, 
 def _spot_owner(key: tuple[str, int, str], label: str) -> bool:
     """``__init__`` and ``submit`` have several owners: keep the one the label names (by path)."""
     if label.startswith("Run.__init__"):
-        return "highlevel.py" in key[0]
+        return Path(key[0]).parts[-2:] == ("api", "run.py")
     if label == "engine submit" or label == "engine wait":
         return "engine" in Path(key[0]).parts
     return True

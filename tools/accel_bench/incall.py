@@ -22,8 +22,8 @@ from typing import Any, cast
 
 from accelcore import Accelerator
 from accelcore.conformance.target import ConformanceHooks
-from accelcore.package import ModuleKind
-from accelcore.registry import DeviceEntry, ProviderFamily
+from accelcore.devices.registry import DeviceEntry, ProviderFamily
+from accelcore.kernels.package import ModuleKind
 
 from .config import Config
 from .contract_side import ContractSession, Handle

@@ -41,11 +41,12 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, cast
 
-from accelcore import Accelerator, ArtifactRef, ContextDesc, corpus
+from accelcore import Accelerator, ArtifactRef, ContextDesc
+from accelcore.conformance import corpus
+from accelcore.devices.registry import DeviceEntry, ProviderFamily
 from accelcore.engine import CommandEngine
-from accelcore.package import ModuleKind
-from accelcore.package_codec import write_package
-from accelcore.registry import DeviceEntry, ProviderFamily
+from accelcore.kernels.package import ModuleKind
+from accelcore.kernels.package_codec import write_package
 
 from . import kernels
 from .config import Config

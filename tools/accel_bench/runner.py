@@ -21,8 +21,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol, TypeVar, cast
 
 from accelcore import ArtifactRef, TargetIdentity
-from accelcore.package import ModuleKind
-from accelcore.registry import DeviceEntry, ProviderFamily, ProviderUnavailable
+from accelcore.devices.registry import DeviceEntry, ProviderFamily, ProviderUnavailable
+from accelcore.kernels.package import ModuleKind
 
 from . import copyfree, dispatch, highlevel_call, kernels, program_load, reload_arguments, transfers
 from .config import DOMAINS, Config
@@ -475,7 +475,7 @@ def bench_device(
                 or {}
             )
         if "highlevel" in wanted:
-            # Ours as a user of accelcore.highlevel on a fresh provider instance; the peer: PyOpenCL on the
+            # Ours as a user of accelcore.api on a fresh provider instance; the peer: PyOpenCL on the
             # same cl.Device (OpenCL), wgpu-py on the adapter of the same name (Vulkan).
             native = getattr(raw, "device", None) if target.api == "opencl" else target.name
             device["highlevel"] = (

@@ -1,6 +1,6 @@
 """Which devices to benchmark, and how to reach each one by hand (raw API) and through us.
 
-Devices come from the installed provider families (``accelcore.registry``);
+Devices come from the installed provider families (``accelcore.devices.registry``);
 for each one the raw OpenCL device or Vulkan physical device is located by
 the facts the entry carries (platform/device names, deviceUUID). When a family
 cannot be loaded, its API's devices are still benchmarked raw (found by
@@ -13,7 +13,7 @@ import fnmatch
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
-from accelcore.registry import DeviceEntry, ProviderFamily, ProviderUnavailable, load_families
+from accelcore.devices.registry import DeviceEntry, ProviderFamily, ProviderUnavailable, load_families
 
 __all__ = ["Target", "find_targets"]
 
@@ -62,7 +62,7 @@ def _load_all() -> dict[str, ProviderFamily | ProviderUnavailable]:
     """Every registered family, one at a time: a family whose import fails in any way becomes ProviderUnavailable."""
     from importlib import metadata
 
-    from accelcore.registry import ENTRY_POINT_GROUP
+    from accelcore.devices.registry import ENTRY_POINT_GROUP
 
     loaded: dict[str, ProviderFamily | ProviderUnavailable] = {}
     for name in sorted({ep.name for ep in metadata.entry_points(group=ENTRY_POINT_GROUP)}):

@@ -3,7 +3,7 @@
 Recognised by content, not by name: a kernel package (its magic), SPIR-V (the
 magic in either byte order), OpenCL C source (UTF-8 text without NUL), or
 anything else as an OpenCL device binary. Raw modules are wrapped into a
-package by :mod:`accelcore.pack` from the options of :class:`PackOptions`
+package by :mod:`accelcore.kernels.pack` from the options of :class:`PackOptions`
 plus what inspection finds.
 
 Failure: :class:`ArtifactError` names the file and the precise reason (it
@@ -17,13 +17,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from accelcore.errors import BackendError
-from accelcore.files import KERNEL_FILE_BYTES
-from accelcore.files import read_file as read_regular
-from accelcore.flags import AccessMode
-from accelcore.package import KernelPackage, ModuleKind, format_for
-from accelcore.package_codec import MAGIC, parse_package, write_package
-from accelcore.program import ArtifactFormat, TargetIdentity
+from accelcore.contract.errors import BackendError
+from accelcore.contract.flags import AccessMode
+from accelcore.contract.program import ArtifactFormat, TargetIdentity
+from accelcore.kernels.package import KernelPackage, ModuleKind, format_for
+from accelcore.kernels.package_codec import MAGIC, parse_package, write_package
+from accelcore.support.files import KERNEL_FILE_BYTES
+from accelcore.support.files import read_file as read_regular
 
 __all__ = [
     "ACCEPTED_FORMATS",
@@ -114,13 +114,13 @@ class PackOptions:
 
 
 def compile_if_glsl(path: Path, data: bytes, build_options: str = "", entry: str | None = None) -> bytes:
-    """GLSL shader text compiled to Vulkan SPIR-V (:mod:`accelcore.glsl`) with ``--build-options`` (``-D``,
+    """GLSL shader text compiled to Vulkan SPIR-V (:mod:`accelcore.kernels.glsl`) with ``--build-options`` (``-D``,
     ``-U``, ``-I``) and ``--entry`` as its entry point; other bytes as they are.
 
     A compile error, a build option GLSL does not take or a missing compiler is an ArtifactError (exit 3)
     with the reason (the compiler's messages).
     """
-    from accelcore.glsl import compile_glsl, glsl_with_includes, looks_like_glsl
+    from accelcore.kernels.glsl import compile_glsl, glsl_with_includes, looks_like_glsl
 
     if not looks_like_glsl(data):
         return data
@@ -134,7 +134,7 @@ def compile_if_glsl(path: Path, data: bytes, build_options: str = "", entry: str
 def read_file(path: Path, build_options: str = "", entry: str | None = None) -> bytes:
     """The bytes of an artifact file; GLSL source comes back compiled to SPIR-V (:func:`compile_if_glsl`, with
     ``build_options`` and ``entry``)."""
-    try:  # a regular file of at most MAX_ARTIFACT_FILE_BYTES, never a FIFO or device (accelcore.files)
+    try:  # a regular file of at most MAX_ARTIFACT_FILE_BYTES, never a FIFO or device (accelcore.support.files)
         data = read_regular(path, "artifact file", MAX_ARTIFACT_FILE_BYTES)
     except FileNotFoundError:
         raise ArtifactError(f"no such file: {path}") from None
@@ -169,8 +169,8 @@ ACCEPTED_FORMATS = (
 def recognise(data: bytes) -> FileKind | None:
     """What ``data`` provably is, or None: unlike :func:`classify` (which takes any other bytes for a device
     binary, as packing with --kind needs), only a known header or magic, or text holding a ``__kernel``
-    function as :func:`accelcore.pack.opencl_kernels` finds them, counts."""
-    from accelcore.pack import detect_module_kind, opencl_kernels
+    function as :func:`accelcore.kernels.pack.opencl_kernels` finds them, counts."""
+    from accelcore.kernels.pack import detect_module_kind, opencl_kernels
 
     kind = classify(data)
     if kind in (FileKind.PACKAGE, FileKind.REFERENCE, FileKind.SPIRV):
@@ -207,7 +207,7 @@ def _from_package(pkg: KernelPackage, data: bytes, kind: FileKind) -> Artifact:
 
 
 def _reference(path: Path, data: bytes) -> Artifact:
-    from accelcore.ports import MemorySource
+    from accelcore.contract.ports import MemorySource
     from accelcore.testing.programs import BUILTIN_PROGRAMS, REFERENCE_FORMAT, REFERENCE_TARGET, parse_program
 
     try:
@@ -239,14 +239,14 @@ def load_artifact(path: Path, options: PackOptions | None = None) -> Artifact:
 
 
 def pack_raw(path: Path, data: bytes, kind: FileKind, options: PackOptions, *, named: bool = False) -> KernelPackage:
-    """Wrap a raw module with :mod:`accelcore.pack` (see :func:`accel_cli.packing.pack_module`); the
+    """Wrap a raw module with :mod:`accelcore.kernels.pack` (see :func:`accel_cli.packing.pack_module`); the
     ``#include`` s of OpenCL C are inlined from the file's folder and the ``-I`` folders of ``--build-options``
-    first (:func:`accelcore.opencl_includes.source_with_includes`, as ``Device.kernel(path)`` does).
+    first (:func:`accelcore.kernels.opencl_includes.source_with_includes`, as ``Device.kernel(path)`` does).
 
     ``named``: OpenCL C gets ``#line 1 "path"`` first, so the driver's build log names the file rather than its
-    temporary copy (:func:`accelcore.opencl_includes.named_source`; ``accel run`` and ``accel compile``, whose
+    temporary copy (:func:`accelcore.kernels.opencl_includes.named_source`; ``accel run`` and ``accel compile``, whose
     source is built and not written; ``accel pack`` writes the text as it is)."""
-    from accelcore.opencl_includes import named_source, source_with_includes
+    from accelcore.kernels.opencl_includes import named_source, source_with_includes
 
     from .packing import pack_module
 

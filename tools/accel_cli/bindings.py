@@ -19,8 +19,8 @@ from pathlib import Path
 import numpy as np
 import numpy.typing as npt
 
-from accelcore.flags import AccessMode
-from accelcore.package import Coverage, DescriptorType, DispatchKind, KernelPackage, access_allows
+from accelcore.contract.flags import AccessMode, access_allows
+from accelcore.kernels.package import Coverage, DescriptorType, DispatchKind, KernelPackage
 
 from .artifacts import SlotSpec
 from .bindspec import BindSpec, OutSpec

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TypeVar
 
-from accelcore.flags import AccessMode
+from accelcore.contract.flags import AccessMode
 
 __all__ = ["ACCESS_SUFFIXES", "BindSpec", "OutSpec", "parse_bind", "parse_out", "resolve_names"]
 

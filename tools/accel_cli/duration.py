@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import re
 
-from accelcore.submission import Timeout
+from accelcore.contract.submission import Timeout
 
 __all__ = ["parse_duration"]
 

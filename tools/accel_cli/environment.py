@@ -1,8 +1,8 @@
-"""Moved to :mod:`accelcore.environment` (one implementation for Python and the CLI); re-exported here."""
+"""Moved to :mod:`accelcore.devices.environment` (one implementation for Python and the CLI); re-exported here."""
 
 from __future__ import annotations
 
-from accelcore.environment import (
+from accelcore.devices.environment import (
     DEFAULTS,
     DEVICE_ENV,
     apply_defaults,

@@ -1,7 +1,7 @@
 """Run one artifact once on one provider instance through the command engine, and time each phase.
 
-Promise: the run is the Python layer's (:class:`accelcore.highlevel.Device` and
-:class:`accelcore.highlevel.Run`: one implementation of "run a kernel on arrays"),
+Promise: the run is the Python layer's (:class:`accelcore.api.Device` and
+:class:`accelcore.api.Run`: one implementation of "run a kernel on arrays"),
 so a :class:`~accelcore.engine.CommandEngine` over the instance makes every
 host-side check (IDs, usage vs access, limits, ranges, coverage) before the
 provider is called. One context and queue, the program, one buffer per bound
@@ -25,13 +25,13 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
+from accelcore.api import Binding, Device, Progress, Run, choose_domain
+from accelcore.contract.errors import BackendError, DeviceInfoError, ErrorKind, SubmitFailure, SubmitIndeterminate
+from accelcore.contract.flags import MemoryDomain
+from accelcore.contract.ports import MemorySource
+from accelcore.contract.program import ArtifactRef
+from accelcore.contract.submission import EventStatus, Timeout
 from accelcore.engine import EngineState, ResourcePolicy
-from accelcore.errors import BackendError, DeviceInfoError, ErrorKind, SubmitFailure, SubmitIndeterminate
-from accelcore.flags import MemoryDomain
-from accelcore.highlevel import Binding, Device, Progress, Run, choose_domain
-from accelcore.ports import MemorySource
-from accelcore.program import ArtifactRef
-from accelcore.submission import EventStatus, Timeout
 
 from . import signals
 from .artifacts import Artifact

@@ -28,8 +28,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from accelcore.errors import BackendError
-from accelcore.files import read_file
+from accelcore.contract.errors import BackendError
+from accelcore.support.files import read_file
 
 from .selector import DeviceLike, Selector, SelectorError, parse_selector
 
@@ -163,7 +163,7 @@ MAX_EXPECTATIONS_BYTES = 16 << 20
 
 def load_expectations(path: Path) -> list[Expectation]:
     """Read ``path`` (TOML, or JSON when it ends in .json); ExpectationError says what is wrong."""
-    try:  # a regular file of at most MAX_EXPECTATIONS_BYTES, never a FIFO or device (accelcore.files)
+    try:  # a regular file of at most MAX_EXPECTATIONS_BYTES, never a FIFO or device (accelcore.support.files)
         text = read_file(path, "expectations file", MAX_EXPECTATIONS_BYTES).decode("utf-8")
     except FileNotFoundError:
         raise ExpectationError(f"no such file: {path}") from None

@@ -12,7 +12,7 @@ from typing import Any
 
 import click
 
-from accelcore.errors import BackendError
+from accelcore.contract.errors import BackendError
 
 from . import signals
 from .exitcodes import ExitCode

@@ -1,10 +1,10 @@
-"""Moved to :mod:`accelcore.inventory` (one implementation for Python and the CLI); re-exported here."""
+"""Moved to :mod:`accelcore.devices.inventory` (one implementation for Python and the CLI); re-exported here."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 
-from accelcore.inventory import (
+from accelcore.devices.inventory import (
     EXTRA_PROVIDERS_ENV,
     PROVIDERS_ENV,
     Inventory,
@@ -13,7 +13,7 @@ from accelcore.inventory import (
     family_names,
     known_family_names,
 )
-from accelcore.inventory import discover as _discover
+from accelcore.devices.inventory import discover as _discover
 
 from .failures import UsageProblem
 
@@ -29,7 +29,7 @@ __all__ = [
 
 
 def discover(names: Sequence[str] | None = None) -> Inventory:
-    """:func:`accelcore.inventory.discover`, after refusing (exit 2) a mistake in ``ACCEL_PROVIDERS`` (a name
+    """:func:`accelcore.devices.inventory.discover`, after refusing (exit 2) a mistake in ``ACCEL_PROVIDERS`` (a name
     no family has, or none at all) or ``ACCEL_EXTRA_PROVIDERS`` (an entry without ``name=``)."""
     problem = environment_problem()
     if problem is not None:

@@ -31,8 +31,8 @@ from pathlib import Path
 from typing import Any
 
 import accelcore
-from accelcore.errors import BackendError
-from accelcore.files import read_file
+from accelcore.contract.errors import BackendError
+from accelcore.support.files import read_file
 
 from .expectations import Expectation, match_expectation, match_flake
 
@@ -406,7 +406,7 @@ MAX_REPORT_BYTES = 256 << 20
 
 def load_matrix(path: Path) -> Matrix:
     """Read one ``--json`` report; MatrixFormatError names the file and the problem."""
-    try:  # a regular file of at most MAX_REPORT_BYTES, never a FIFO or device (accelcore.files)
+    try:  # a regular file of at most MAX_REPORT_BYTES, never a FIFO or device (accelcore.support.files)
         document = json.loads(read_file(path, "report file", MAX_REPORT_BYTES).decode("utf-8"))
     except FileNotFoundError:
         raise MatrixFormatError(f"no such file: {path}") from None

@@ -1,6 +1,6 @@
 """.npy files the CLI reads (``--bind``, ``--expect-output``) and writes (``--out``).
 
-Reading (:func:`load_array`): the file must be a regular file (:mod:`accelcore.files`: never a FIFO, a
+Reading (:func:`load_array`): the file must be a regular file (:mod:`accelcore.support.files`: never a FIFO, a
 device or a symlink to one) starting with the ``\\x93NUMPY`` magic, so ``np.load`` never reads a pickle
 (and never advises loading one "unsafely"). Its header is read first with numpy's own format functions
 and checked against the file before any array is allocated: a header longer than numpy reads without
@@ -27,8 +27,8 @@ import numpy as np
 import numpy.typing as npt
 from numpy.lib import format as npy_format
 
-from accelcore.errors import BackendError
-from accelcore.files import describe_file, open_file, replace_file
+from accelcore.contract.errors import BackendError
+from accelcore.support.files import describe_file, open_file, replace_file
 
 __all__ = ["ArrayFileError", "load_array", "output_problem", "save_array"]
 

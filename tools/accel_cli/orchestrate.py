@@ -36,8 +36,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from accelcore._child import child_environment, python_module_command
-from accelcore.registry import DeviceEntry
+from accelcore.devices.registry import DeviceEntry
+from accelcore.support.child import child_environment, python_module_command
 
 from . import signals
 from .failures import InterruptedWork

@@ -1,4 +1,4 @@
-"""Packing options shared by ``accel pack`` and ``accel run``, and the bridge to :mod:`accelcore.pack`.
+"""Packing options shared by ``accel pack`` and ``accel run``, and the bridge to :mod:`accelcore.kernels.pack`.
 
 Options: ``--kind``, ``--entry``, ``--local-size X[,Y,Z]``, ``--slot
 SLOT=NATIVE:r|w|rw[:ELEMENT_BYTES]`` (repeatable: the binding table),
@@ -22,9 +22,8 @@ from typing import Any, TypeVar
 
 import click
 
-from accelcore.errors import BackendError
-from accelcore.files import read_regular_file
-from accelcore.package import (
+from accelcore.contract.errors import BackendError
+from accelcore.kernels.package import (
     MAX_AGGREGATE_BYTES,
     Coverage,
     Dispatch,
@@ -33,6 +32,7 @@ from accelcore.package import (
     ModuleKind,
     PackageBinding,
 )
+from accelcore.support.files import read_regular_file
 
 from .artifacts import FileKind, PackOptions
 from .bindspec import ACCESS_SUFFIXES
@@ -281,7 +281,7 @@ def by_value_arguments(pairs: tuple[tuple[str, str], ...]) -> dict[int | str, An
 
 def _value_file(name: str, path_text: str) -> bytes:
     path = Path(path_text)
-    try:  # never a FIFO or device: accelcore.files (exit 2, and JSON under --json)
+    try:  # never a FIFO or device: accelcore.support.files (exit 2, and JSON under --json)
         data = read_regular_file(path, MAX_AGGREGATE_BYTES + 1)
     except OSError as exc:
         raise UsageProblem(f"{name}=@{path_text}: cannot read the file ({exc.strerror})", argument="--arg") from None
@@ -321,7 +321,7 @@ _WORDS: tuple[tuple[re.Pattern[str], str], ...] = (
 
 
 def cli_words(message: str) -> str:
-    """An :mod:`accelcore.pack` message with its Python keyword names (``local_size=``, ``dispatch=``, ...)
+    """An :mod:`accelcore.kernels.pack` message with its Python keyword names (``local_size=``, ``dispatch=``, ...)
     replaced by the CLI options that set them (``--local-size``, ``--grid-from SLOT or --groups X,Y,Z``)."""
     for pattern, replacement in _WORDS:
         if "{kind}" in replacement:
@@ -352,12 +352,12 @@ def device_words(message: str) -> str:
 
 
 def pack_module(data: bytes, kind: FileKind, options: PackOptions) -> KernelPackage:
-    """Wrap a raw module into a KernelPackage through :func:`accelcore.pack.pack_module` (BackendError on refusal,
-    its message naming the CLI options, see :func:`cli_words`).
+    """Wrap a raw module into a KernelPackage through :func:`accelcore.kernels.pack.pack_module` (BackendError on
+    refusal, its message naming the CLI options, see :func:`cli_words`).
 
     An unrecognised binary is packed as OPENCL_BINARY; ``--kind`` overrides what the content says.
     """
-    from accelcore.pack import pack_module as core_pack_module
+    from accelcore.kernels.pack import pack_module as core_pack_module
 
     module_kind = options.kind
     if module_kind is None and kind is FileKind.OPENCL_BINARY:

@@ -16,8 +16,8 @@ from typing import Any, TypeVar
 import click
 from rich.console import Console
 
-from accelcore.errors import BackendError
-from accelcore.registry import ProviderUnavailable
+from accelcore.contract.errors import BackendError
+from accelcore.devices.registry import ProviderUnavailable
 
 from .failures import CliFailure, DeviceFailure, Interrupted, UsageProblem, from_backend_error, interrupted_message
 from .selector import SelectorError

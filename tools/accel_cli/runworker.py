@@ -2,7 +2,7 @@
 
 Why: a kernel that crashes the driver takes its process with it, and a kernel a CPU driver cannot
 preempt keeps its process busy (and, at exit, blocked) until it ends. So ``accel run`` runs the
-kernel in a child (started like the conformance workers: :func:`accelcore._child.python_module_command`,
+kernel in a child (started like the conformance workers: :func:`accelcore.support.child.python_module_command`,
 ``-P``, its own process group) and the parent only waits, kills and reports.
 
 The child calls the same run code as ``--in-process`` (:func:`accel_cli.execute.run_once`); nothing
@@ -38,7 +38,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any
 
-from accelcore._child import child_environment, die_with_parent, python_module_command
+from accelcore.support.child import child_environment, die_with_parent, python_module_command
 
 from . import signals
 from .execute import RunFailure, RunResult

@@ -1,8 +1,8 @@
-"""Moved to :mod:`accelcore.selector` (one implementation for Python and the CLI); re-exported here."""
+"""Moved to :mod:`accelcore.devices.selector` (one implementation for Python and the CLI); re-exported here."""
 
 from __future__ import annotations
 
-from accelcore.selector import (
+from accelcore.devices.selector import (
     DeviceLike,
     Selector,
     SelectorError,

@@ -14,10 +14,10 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from accelcore.errors import BackendError
-from accelcore.package import ModuleKind, target_differences, target_from_text
-from accelcore.program import TargetIdentity
-from accelcore.registry import DeviceEntry
+from accelcore.contract.errors import BackendError
+from accelcore.contract.program import TargetIdentity
+from accelcore.devices.registry import DeviceEntry
+from accelcore.kernels.package import ModuleKind, target_differences, target_from_text
 
 from .artifacts import Artifact
 

@@ -26,7 +26,7 @@ import traceback
 from collections.abc import Mapping, Sequence
 from typing import IO, Any
 
-from accelcore._child import die_with_parent
+from accelcore.support.child import die_with_parent
 
 from .environment import apply_defaults
 

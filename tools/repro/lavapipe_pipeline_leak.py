@@ -2,7 +2,7 @@
 
 Uses the ``vulkan`` binding alone (no accelcore provider code): one instance, one device, then
 ``cycles`` times create + destroy a shader module, a descriptor-set layout, a pipeline layout and a
-compute pipeline for the SPIR-V inside a kernel package (``accelcore.package_codec.parse_package`` is
+compute pipeline for the SPIR-V inside a kernel package (``accelcore.kernels.package_codec.parse_package`` is
 only used to pull the SPIR-V, entry point and binding table out of the file). It prints RSS
 (``/proc/self/statm``) every ``--every`` cycles, after destroying the device and after destroying the
 instance. ``--stage`` stops each cycle early, to find which object keeps the memory:
@@ -45,7 +45,7 @@ import sys
 
 import vulkan as vk  # type: ignore[import-untyped]
 
-from accelcore.package_codec import parse_package
+from accelcore.kernels.package_codec import parse_package
 
 PAGE = os.sysconf("SC_PAGE_SIZE")
 STAGES = ("module", "layouts", "pipeline", "cache")

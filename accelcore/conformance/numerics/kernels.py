@@ -14,16 +14,16 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from ...buffers import BufferDesc, BufferRange
-from ...corpus import corpus_root
-from ...errors import BackendError
-from ...flags import BufferUsage, MemoryDomain
-from ...package import KernelPackage, ModuleKind
-from ...package_codec import write_package
-from ...ports import MemorySource
-from ...program import ArtifactRef
-from ...submission import BindingRef, EventState
+from ...contract.buffers import BufferDesc, BufferRange
+from ...contract.errors import BackendError
+from ...contract.flags import BufferUsage, MemoryDomain
+from ...contract.ports import MemorySource
+from ...contract.program import ArtifactRef
+from ...contract.submission import BindingRef, EventState
+from ...kernels.package import KernelPackage, ModuleKind
+from ...kernels.package_codec import write_package
 from ..case import CaseContext, Session, describe_exception
+from ..corpus import corpus_root
 
 __all__ = ["OPENCL", "VULKAN", "launch", "module_bytes", "package_for"]
 
@@ -70,7 +70,7 @@ def package_for(
     build_options: str = "",
 ) -> KernelPackage:
     """A GLOBAL-dispatch package of kernel ``entry`` (OpenCL) or selector ``selector`` (Vulkan FN)."""
-    from ...pack import pack_module
+    from ...kernels.pack import pack_module
 
     data = module_bytes(api, module)
     if api == OPENCL:

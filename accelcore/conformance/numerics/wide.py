@@ -20,7 +20,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from ...errors import BackendError
+from ...contract.errors import BackendError
 from ..case import CaseContext, CaseFailed, ConformanceCase, describe_exception
 from .functions import WideFunction, wide_functions
 from .judge import describe, measure

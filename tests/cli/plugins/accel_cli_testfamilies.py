@@ -28,7 +28,7 @@ from __future__ import annotations
 import os
 from typing import Any
 
-from accelcore.registry import ConformanceSetup, DeviceEntry, ProviderUnavailable
+from accelcore.devices.registry import ConformanceSetup, DeviceEntry, ProviderUnavailable
 
 _DEVICES = (
     ("Alpha PoCL CPU", bytes(range(16))),

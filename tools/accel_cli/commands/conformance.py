@@ -16,8 +16,8 @@ from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TaskID, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
-from accelcore.errors import BackendError
-from accelcore.files import read_file, special_file_problem, write_regular_file
+from accelcore.contract.errors import BackendError
+from accelcore.support.files import read_file, special_file_problem, write_regular_file
 
 from ..case_catalogue import offered_case_ids
 from ..caseselect import check_case_selection
@@ -246,7 +246,7 @@ _CONTROL = re.compile(r"[\x00-\x08\x0e-\x1b\x7f]")
 
 def _read_lines(path: str, option: str) -> list[tuple[int, str]]:
     """(line number, text) of every non-empty line of ``path`` without its ``#`` comment."""
-    try:  # a regular file of at most MAX_LIST_BYTES, never a FIFO or device (accelcore.files)
+    try:  # a regular file of at most MAX_LIST_BYTES, never a FIFO or device (accelcore.support.files)
         text = read_file(path, "file", MAX_LIST_BYTES).decode("utf-8")
     except FileNotFoundError:
         raise InputRejected(f"no such file: {path}", argument=option) from None

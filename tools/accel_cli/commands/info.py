@@ -6,12 +6,12 @@ from typing import Any
 
 import click
 
-from accelcore.device import DeviceInfo
-from accelcore.errors import BackendError, DeviceInfoError
-from accelcore.flags import Capabilities, MemoryDomain
-from accelcore.package import module_kind_of_format
-from accelcore.program import ArtifactFormat
-from accelcore.registry import DeviceEntry
+from accelcore.contract.device import DeviceInfo
+from accelcore.contract.errors import BackendError, DeviceInfoError
+from accelcore.contract.flags import Capabilities, MemoryDomain
+from accelcore.contract.program import ArtifactFormat
+from accelcore.devices.registry import DeviceEntry
+from accelcore.kernels.package import module_kind_of_format
 
 from ..exitcodes import ExitCode
 from ..inventory import discover

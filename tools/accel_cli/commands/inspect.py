@@ -8,12 +8,19 @@ from typing import Any
 import click
 from rich.table import Table
 
-from accelcore.arguments import describe
-from accelcore.errors import BackendError
-from accelcore.pack import POCL_BINARY_PREFIX, opencl_kernels
-from accelcore.package import NO_COUNT_ARGUMENT, ArgumentKind, DispatchKind, KernelPackage, ModuleKind, format_for
-from accelcore.spirv import SpirvModule, SpirvType, inspect_spirv
-from accelcore.values import decode_value
+from accelcore.contract.errors import BackendError
+from accelcore.kernels.arguments import describe
+from accelcore.kernels.pack import POCL_BINARY_PREFIX, opencl_kernels
+from accelcore.kernels.package import (
+    NO_COUNT_ARGUMENT,
+    ArgumentKind,
+    DispatchKind,
+    KernelPackage,
+    ModuleKind,
+    format_for,
+)
+from accelcore.kernels.spirv import SpirvModule, SpirvType, inspect_spirv
+from accelcore.kernels.values import decode_value
 
 from ..artifacts import ACCEPTED_FORMATS, ArtifactError, FileKind, parse_package_file, read_file, recognise
 from ..failures import InputRejected
@@ -124,7 +131,7 @@ def _parameter_names(pkg: KernelPackage) -> dict[int, tuple[str, str]]:
 
 
 def _decoded(t: SpirvType, data: bytes) -> object:
-    from accelcore.arguments import spirv_value_type
+    from accelcore.kernels.arguments import spirv_value_type
 
     vtype = spirv_value_type(t)
     if vtype is None or len(data) < vtype.scalar.bytes * vtype.lanes:
@@ -225,9 +232,9 @@ def _package_json(pkg: KernelPackage) -> dict[str, Any]:
 
 
 def _inference_json(pkg: KernelPackage) -> dict[str, Any]:
-    """What :func:`accelcore.coverage_inference.infer_coverage` proves of the package's module and dispatch
+    """What :func:`accelcore.kernels.coverage_inference.infer_coverage` proves of the package's module and dispatch
     (the coverage column says what the package records; the format does not say who stated it)."""
-    from accelcore.coverage_inference import infer_coverage
+    from accelcore.kernels.coverage_inference import infer_coverage
 
     found = infer_coverage(pkg)
     return {"per_work_item": sorted(found.per_work_item), "summary": found.describe()}
@@ -248,7 +255,7 @@ def describe_file(path: Path) -> dict[str, Any]:
         if kind is FileKind.PACKAGE:
             document["package"] = _package_json(parse_package_file(path, data))
         elif kind is FileKind.REFERENCE:
-            from accelcore.ports import MemorySource
+            from accelcore.contract.ports import MemorySource
             from accelcore.testing.programs import BUILTIN_PROGRAMS, parse_program
 
             program = BUILTIN_PROGRAMS[parse_program(MemorySource(data)).name]

@@ -8,13 +8,13 @@ from typing import Any
 
 import click
 
-from accelcore.errors import BackendError, ErrorKind
-from accelcore.files import write_regular_file
-from accelcore.pack import argument_names
-from accelcore.package import Coverage, KernelPackage, ModuleKind
-from accelcore.package_codec import write_package
-from accelcore.ports import MemorySource
-from accelcore.program import ArtifactRef
+from accelcore.contract.errors import BackendError, ErrorKind
+from accelcore.contract.ports import MemorySource
+from accelcore.contract.program import ArtifactRef
+from accelcore.kernels.pack import argument_names
+from accelcore.kernels.package import Coverage, KernelPackage, ModuleKind
+from accelcore.kernels.package_codec import write_package
+from accelcore.support.files import write_regular_file
 
 from ..artifacts import ArtifactError, FileKind, classify, local_size_text, pack_raw, read_file
 from ..failures import DeviceFailure, InputRejected, UsageProblem

@@ -10,8 +10,8 @@ import click
 import numpy as np
 from rich.table import Table
 
-from accelcore.errors import BackendError, ErrorKind
-from accelcore.flags import AccessMode, MemoryDomain
+from accelcore.contract.errors import BackendError, ErrorKind
+from accelcore.contract.flags import AccessMode, MemoryDomain
 
 from ..artifacts import ArtifactError, load_artifact
 from ..bindings import BindError, BoundSlot, length_warnings, plan_bindings
@@ -218,7 +218,7 @@ def run(
         artifact = load_artifact(Path(artifact_text), pack_options_from(packing))
     except ArtifactError as exc:
         raise InputRejected(str(exc), argument="ARTIFACT", error_kind=exc.kind) from None
-    from accelcore.pack import binding_names
+    from accelcore.kernels.pack import binding_names
 
     # Every named --bind/--out is resolved (an artifact without names, like a reference program, has none,
     # so a name is refused rather than read as slot 0).
@@ -228,7 +228,7 @@ def run(
         out_specs = resolve_names("--out", out_specs, names)
     except ValueError as exc:
         raise UsageProblem(str(exc), argument="--bind" if "--bind" in str(exc) else "--out") from None
-    from accelcore.highlevel import check_buffer_array, declared_elements
+    from accelcore.api import check_buffer_array, declared_elements
 
     declared_buffers = declared_elements(artifact.package) if artifact.package is not None else {}
     try:
@@ -378,10 +378,10 @@ def _compare_devices(
     in_process: bool,
     artifact_text: str,
 ) -> None:
-    """Run on each device in its own worker and print one comparison table (accelcore.compare)."""
+    """Run on each device in its own worker and print one comparison table (accelcore.api.compare)."""
     import dataclasses
 
-    from accelcore.compare import Comparison, ComparisonRow, Tolerance, compare_arrays
+    from accelcore.api.compare import Comparison, ComparisonRow, Tolerance, compare_arrays
 
     if out_specs:
         raise UsageProblem("--out saves one device's result; with several devices use --json", argument="--out")

@@ -1,7 +1,7 @@
 """What a device's own driver says about it, as data: the facts a person choosing a device compares.
 
 A provider family reads these once, at discovery, and hands them out on
-:attr:`accelcore.registry.DeviceEntry.facts`; nothing here imports a driver.
+:attr:`accelcore.devices.registry.DeviceEntry.facts`; nothing here imports a driver.
 A fact the driver does not report (or the API has no word for: compute units
 in Vulkan, push constants in OpenCL) is ``None``, never a guess.
 """

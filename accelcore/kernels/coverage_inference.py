@@ -35,7 +35,7 @@ from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
-from .errors import BackendError
+from ..contract.errors import BackendError
 from .opencl_signature import OpenCLKernel, build_option_macros, opencl_kernels
 from .package import ANY_LOCAL_SIZE, Coverage, DescriptorType, DispatchKind, KernelPackage, ModuleKind
 from .spirv import (
@@ -88,9 +88,9 @@ def infer_coverage(
 ) -> CoverageInference:
     """What coverage inspection proves for ``package``'s storage-buffer rows (see the module docstring).
 
-    ``spirv`` / ``kernel``: the module's :func:`~accelcore.spirv.inspect_spirv` result or the entry's
-    :class:`~accelcore.opencl_signature.OpenCLKernel`, when the caller has it (saves parsing again).
-    Never raises for a module :func:`accelcore.pack.pack_module` accepted: a module it cannot read
+    ``spirv`` / ``kernel``: the module's :func:`~accelcore.kernels.spirv.inspect_spirv` result or the entry's
+    :class:`~accelcore.kernels.opencl_signature.OpenCLKernel`, when the caller has it (saves parsing again).
+    Never raises for a module :func:`accelcore.kernels.pack.pack_module` accepted: a module it cannot read
     gives no inference, with the reason.
     """
     rows = [b for b in package.bindings if b.descriptor_type is DescriptorType.STORAGE_BUFFER]

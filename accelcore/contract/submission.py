@@ -12,8 +12,7 @@ from typing import Any, ClassVar, Generic, TypeVar
 from ._checks import check_u32, check_u64
 from .buffers import BufferDesc, BufferRange
 from .errors import BackendError, ErrorKind
-from .flags import AccessMode
-from .package import access_allows
+from .flags import AccessMode, access_allows
 
 __all__ = [
     "BindingRef",

@@ -16,9 +16,11 @@ from __future__ import annotations
 import struct
 from collections.abc import Collection
 
-from ._checks import U32_MAX, U64_MAX
-from .errors import BackendError, ErrorKind
-from .flags import AccessMode
+from ..contract._checks import U32_MAX, U64_MAX
+from ..contract.errors import BackendError, ErrorKind
+from ..contract.flags import AccessMode
+from ..contract.ports import ByteSource, source_of
+from ..contract.program import TARGET_WORDS, ArtifactRef, TargetIdentity
 from .package import (
     ANY_LOCAL_SIZE,
     MAX_AGGREGATE_BYTES,
@@ -39,8 +41,6 @@ from .package import (
     target_differences,
     target_text,
 )
-from .ports import ByteSource, source_of
-from .program import TARGET_WORDS, ArtifactRef, TargetIdentity
 from .values import ScalarType, ValueType
 
 __all__ = [

@@ -11,7 +11,7 @@ takes exactly its lane count, and a numpy scalar or array must already have
 the declared dtype. Anything else raises ``BackendError(INVALID_ARGUMENT)``
 naming what was declared and what was given; nothing is reinterpreted.
 Sizes and alignments follow the OpenCL C rules (a 3-lane vector takes the
-size of 4 lanes); :mod:`accelcore.pack` applies SPIR-V layouts itself.
+size of 4 lanes); :mod:`accelcore.kernels.pack` applies SPIR-V layouts itself.
 """
 
 from __future__ import annotations
@@ -25,8 +25,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ._text import plain
-from .errors import BackendError, ErrorKind
+from ..contract.errors import BackendError, ErrorKind
+from ..support.text import plain
 
 __all__ = [
     "ScalarType",

@@ -2,10 +2,10 @@
 
 Promise: :class:`ElementLayout` describes one element of a buffer as the module declares it — a
 scalar, a vector, a struct or union with its members at their byte offsets, an array, a matrix —
-with the sizes the compiler chose: OpenCL C layouts come from Clang (:mod:`accelcore.opencl_signature`),
+with the sizes the compiler chose: OpenCL C layouts come from Clang (:mod:`accelcore.kernels.opencl_signature`),
 OpenCL SPIR-V layouts from the OpenCL C ABI and Vulkan layouts from the module's ``Offset`` /
 ``ArrayStride`` / ``MatrixStride`` decorations (std430, std140, scalar: whatever the shader was
-compiled with) through :mod:`accelcore.spirv`. :func:`check_array` is what the Python layer, ``accel
+compiled with) through :mod:`accelcore.kernels.spirv`. :func:`check_array` is what the Python layer, ``accel
 run --bind`` and every other path that binds an array call; it never converts. It accepts:
 
 * a **plain array** (no fields) when every scalar of the element has one type and the array has
@@ -37,7 +37,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from .errors import BackendError, ErrorKind
+from ..contract.errors import BackendError, ErrorKind
 from .values import OPENCL_NAMES, ScalarType, ValueType
 
 if TYPE_CHECKING:
@@ -219,7 +219,7 @@ def scalar_layout(value_type: ValueType, size: int | None = None) -> ElementLayo
 
 
 def layout_from_json(node: Mapping[str, Any], depth: int = 0) -> ElementLayout:
-    """A layout from the JSON the Clang child writes (``accelcore._clang_reflect``)."""
+    """A layout from the JSON the Clang child writes (``accelcore.kernels._clang_reflect``)."""
     if depth > _MAX_DEPTH:
         return ElementLayout("opaque", None, why="nested too deeply")
     kind = str(node.get("kind", "opaque"))
@@ -517,7 +517,7 @@ def spirv_layout(
     t: SpirvType, *, matrix_stride: int | None = None, row_major: bool = False, depth: int = 0
 ) -> ElementLayout:
     """The layout of a SPIR-V type as the module decorates it (Vulkan ``Offset``/``ArrayStride``/``MatrixStride``,
-    or the OpenCL C ABI sizes :mod:`accelcore.spirv` computes for OpenCL modules)."""
+    or the OpenCL C ABI sizes :mod:`accelcore.kernels.spirv` computes for OpenCL modules)."""
     from .arguments import spirv_value_type
 
     if depth > _MAX_DEPTH:
@@ -571,7 +571,7 @@ def encode_layout(layout: ElementLayout, given: object, what: str, depth: int = 
     """The bytes of one element of ``layout`` from Python values: a number (or a numpy scalar of the declared
     dtype) for a scalar, a sequence for a vector or array (a flat one for an array of scalars or vectors), a
     dict by member name for a struct (every member, nested structs and arrays too; one member for a union).
-    Every value is checked as :func:`accelcore.arguments.encode_for` checks it; padding is zero."""
+    Every value is checked as :func:`accelcore.kernels.arguments.encode_for` checks it; padding is zero."""
     from .arguments import encode_for
 
     if depth > _MAX_DEPTH or not layout.checkable or layout.size is None:

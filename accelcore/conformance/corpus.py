@@ -36,12 +36,11 @@ from pathlib import Path
 import numpy as np
 import numpy.typing as npt
 
-from ._text import plain
-from .conformance.target import BindingFixture, ConformanceTarget
-from .errors import BackendError, ErrorKind
-from .flags import AccessMode, MemoryDomain
-from .pack import pack_module
-from .package import (
+from ..contract.errors import BackendError, ErrorKind
+from ..contract.flags import AccessMode, MemoryDomain
+from ..contract.program import TargetIdentity
+from ..kernels.pack import pack_module
+from ..kernels.package import (
     NO_COUNT_ARGUMENT,
     DescriptorType,
     Dispatch,
@@ -51,7 +50,8 @@ from .package import (
     PackageBinding,
     format_for,
 )
-from .program import TargetIdentity
+from ..support.text import plain
+from .target import BindingFixture, ConformanceTarget
 
 __all__ = [
     "ARGUMENT_KERNELS",
@@ -215,7 +215,7 @@ def kernel_spec(kernel: str) -> KernelSpec:
 def corpus_root() -> Path:
     """The ``artifacts/`` directory: $ACCELCORE_ARTIFACTS, else the one beside the package."""
     override = os.environ.get(ARTIFACTS_ENV)
-    root = Path(override) if override else Path(__file__).resolve().parent.parent / "artifacts"
+    root = Path(override) if override else Path(__file__).resolve().parents[2] / "artifacts"
     if not (root / "manifest.json").is_file():
         raise BackendError(
             ErrorKind.UNSUPPORTED,
@@ -1009,7 +1009,7 @@ def argument_package(
     module: bytes | None = None,
 ) -> KernelPackage:
     """The package of argument kernel ``kernel`` for ``values`` (defaults where not given), packed
-    with :func:`accelcore.pack.pack_module` from the committed module (or ``module``).
+    with :func:`accelcore.kernels.pack.pack_module` from the committed module (or ``module``).
 
     ``kind`` defaults to the kernel's only kind. ``write_package(argument_package(k))`` is the
     committed package of ``k``; conformance cases re-pack with other values and check the result

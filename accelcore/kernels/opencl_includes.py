@@ -37,8 +37,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from .errors import BackendError, ErrorKind
-from .files import read_regular_file
+from ..contract.errors import BackendError, ErrorKind
+from ..support.files import read_regular_file
 from .spirv import is_spirv
 
 __all__ = [

@@ -21,7 +21,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from .errors import BackendError, ErrorKind, MissingFileError
+from ..contract.errors import BackendError, ErrorKind, MissingFileError
 
 __all__ = ["Comparison", "ComparisonRow", "Tolerance", "compare", "compare_arrays"]
 
@@ -162,11 +162,11 @@ def compare_arrays(
 
 def _module_provider(path: Path) -> set[str]:
     """Which providers can take the module (by content)."""
-    from .files import KERNEL_FILE_BYTES, read_file
-    from .glsl import GLSL_SUFFIXES, looks_like_glsl
-    from .pack import detect_module_kind
-    from .package import ModuleKind
-    from .package_codec import MAGIC, parse_package
+    from ..kernels.glsl import GLSL_SUFFIXES, looks_like_glsl
+    from ..kernels.pack import detect_module_kind
+    from ..kernels.package import ModuleKind
+    from ..kernels.package_codec import MAGIC, parse_package
+    from ..support.files import KERNEL_FILE_BYTES, read_file
 
     data = read_file(path, "kernel file", KERNEL_FILE_BYTES)
     if path.suffix.lower() in GLSL_SUFFIXES or looks_like_glsl(data):
@@ -186,8 +186,8 @@ def compare(
 ) -> Comparison:
     """Run ``kernel`` with ``args``/``kwargs`` on every device ``devices`` selects (default: every device
     of a provider that takes the module) and compare the outputs (see the module docstring)."""
-    from .highlevel import devices as list_devices
-    from .highlevel import open
+    from .device import devices as list_devices
+    from .device import open
 
     path = Path(kernel)
     if not path.exists():  # one refusal, not a failed row per device

@@ -3,10 +3,10 @@
 Promise: :func:`work_size` is the one check of ``local_size=`` (``Device.kernel``), ``global_size=`` and
 ``groups=`` (a kernel's call and ``submit``): an int or a tuple (or list) of 1 to 3 ints, numpy integers
 included, each at least 1; anything else is ``BackendError(INVALID_ARGUMENT)`` naming the keyword and the
-value given. :func:`python_words` rewrites an :mod:`accelcore.pack` message so that it names the keywords
+value given. :func:`python_words` rewrites an :mod:`accelcore.kernels.pack` message so that it names the keywords
 a Python caller writes (``entry=``, ``spec=``, ``a=VALUE``) instead of ``pack_module``'s own
 (``entry_point=``, ``spec_constants=``, ``arguments={...: VALUE}``), as ``accel_cli.packing.cli_words``
-does for the CLI's options. Imports nothing but numpy and :mod:`accelcore.errors`.
+does for the CLI's options. Imports nothing but numpy and :mod:`accelcore.contract.errors`.
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ import re
 
 import numpy as np
 
-from .errors import BackendError, ErrorKind
+from ..contract.errors import BackendError, ErrorKind
 
 __all__ = ["python_words", "work_size"]
 
@@ -102,9 +102,14 @@ def _hint(match: re.Match[str], passed: str) -> str:
 
 
 def python_words(message: str) -> str:
-    """An :mod:`accelcore.pack` message with ``pack_module``'s keywords replaced by the Python layer's."""
+    """An :mod:`accelcore.kernels.pack` message with ``pack_module``'s keywords replaced by the Python layer's."""
     for pattern, passed in _ARGUMENT_HINTS:
         message = pattern.sub(functools.partial(_hint, passed=passed), message)
     for pattern, replacement in _WORDS:
         message = pattern.sub(replacement, message)
     return message
+
+
+def _invalid(message: str) -> BackendError:
+    """INVALID_ARGUMENT with ``message`` (the api layer's most common refusal)."""
+    return BackendError(ErrorKind.INVALID_ARGUMENT, message)

@@ -1,7 +1,7 @@
 """Every device of every installed provider family, with a reason for each family that cannot offer any.
 
 Families come from the entry-point group ``accelcore.providers`` (through
-:func:`accelcore.registry.load_families`), plus, for tests and third-party
+:func:`accelcore.devices.registry.load_families`), plus, for tests and third-party
 development, the families named in ``ACCEL_EXTRA_PROVIDERS``
 (``name=module:attribute`` entries separated by commas). ``ACCEL_PROVIDERS``
 (comma-separated names) narrows which families are loaded at all.
@@ -26,8 +26,8 @@ from dataclasses import dataclass, field
 from importlib import metadata
 from typing import Any
 
+from ..contract.errors import BackendError, ErrorKind
 from .environment import apply_defaults
-from .errors import BackendError, ErrorKind
 from .registry import ENTRY_POINT_GROUP, DeviceEntry, ProviderFamily, ProviderUnavailable, load_families
 from .selector import select_many, select_one
 

@@ -3,22 +3,22 @@
 Promise: :func:`opencl_kernels` preprocesses the source with the build options that matter to
 types (``-D``, ``-U``, ``-cl-std``, the ``-cl-*`` options that define macros) and reads every
 ``__kernel``: each parameter's name, address space (global, constant, local, private for
-pointers; None by value), constness, its type as a :class:`~accelcore.values.ValueType` where it
-is a scalar or vector, and the exact :class:`~accelcore.layouts.ElementLayout` of its pointee or
+pointers; None by value), constness, its type as a :class:`~accelcore.kernels.values.ValueType` where it
+is a scalar or vector, and the exact :class:`~accelcore.kernels.layouts.ElementLayout` of its pointee or
 value as Clang lays it out for the SPIR target of the device's address width (typedefs, vector
 types, ``half``, ``bool``, ``size_t``, nested structs, arrays of structs, unions,
 ``packed``/``aligned``). Nothing is guessed: a parameter whose declaration, or a type it
 reaches, holds a compile error is reported with ``unknown`` set to Clang's message, and callers
 refuse it when a value or array must be checked against it.
 
-Clang runs in a child process (``python accelcore/_clang_reflect.py``) under a wall-clock limit
+Clang runs in a child process (``python accelcore/kernels/_clang_reflect.py``) under a wall-clock limit
 (``ACCELCORE_REFLECT_TIMEOUT_S``, default 30 s) and an address-space limit (``ACCELCORE_REFLECT_MEMORY_MIB``,
 default 2048 MiB): a source that makes the front end crash, loop or grow is a contained ``BackendError``,
 never a stall or a crash of this process. Kernel bodies are read too (what a ``__local`` argument is
 subscripted with); a body Clang's parser cannot take (a crash of the child) is read again without bodies, so
 the declarations still come from Clang and nothing about the bodies is assumed. ``#include`` is not followed
 there (the paths that turn a user's file into a package inline includes first:
-:mod:`accelcore.opencl_includes`). Answers are remembered per (source, options, address width) in this
+:mod:`accelcore.kernels.opencl_includes`). Answers are remembered per (source, options, address width) in this
 process. Without libclang (PyPI ``libclang``) or the OpenCL C headers of a Clang installation (Debian
 ``clang-15``; ``ACCELCORE_OPENCL_C_HEADERS`` names another folder) the call raises
 ``BackendError(UNSUPPORTED)`` saying which is missing.
@@ -39,9 +39,9 @@ from collections import OrderedDict
 from dataclasses import dataclass, field
 from typing import Any
 
-from ._child import child_environment, interpreter_flags
-from .environment import env_number
-from .errors import BackendError, ErrorKind
+from ..contract.errors import BackendError, ErrorKind
+from ..support.child import child_environment, interpreter_flags
+from ..support.limits import env_number
 from .layouts import ElementLayout, layout_from_json
 from .values import ValueType
 
@@ -91,7 +91,7 @@ class OpenCLParameter:
 
     ``address_space``: global, constant, local or private (pointers), None for by-value;
     ``value_type`` of the pointee or value (None when it is not a scalar/vector type); ``layout``
-    the pointee's or value's :class:`~accelcore.layouts.ElementLayout` (None when unknown);
+    the pointee's or value's :class:`~accelcore.kernels.layouts.ElementLayout` (None when unknown);
     ``type_text`` the type as written (typedef names kept, qualifiers dropped); ``name`` the
     parameter name ('' if absent); ``unknown`` why the type cannot be trusted ('' when it can).
     ``aggregate``: a struct or union; ``aggregate_bytes`` its size, ``aggregate_scalar`` the one

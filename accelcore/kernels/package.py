@@ -4,7 +4,7 @@
 program artifact carries them. A kernel package wraps exactly one module
 (Vulkan SPIR-V, OpenCL SPIR-V, OpenCL C source or an OpenCL device binary)
 with its entry point, binding table and dispatch rule. The binary layout,
-parser and writer live in :mod:`accelcore.package_codec`; this module is the
+parser and writer live in :mod:`accelcore.kernels.package_codec`; this module is the
 typed model shared by both providers.
 """
 
@@ -14,9 +14,9 @@ import enum
 import hashlib
 from dataclasses import dataclass, field
 
-from .errors import BackendError, ErrorKind
-from .flags import AccessMode
-from .program import ArtifactFormat, TargetIdentity
+from ..contract.errors import BackendError, ErrorKind
+from ..contract.flags import AccessMode
+from ..contract.program import ArtifactFormat, TargetIdentity
 from .values import ScalarType, ValueType
 
 __all__ = [
@@ -34,7 +34,6 @@ __all__ = [
     "ModuleKind",
     "PackageBinding",
     "SpecConstant",
-    "access_allows",
     "format_for",
     "module_kind_of_format",
     "opencl_target_identity",
@@ -81,14 +80,6 @@ def module_kind_of_format(artifact_format: ArtifactFormat) -> ModuleKind:
             pass
     known = ", ".join(f"{int(format_for(k)):#010x} ({k.name})" for k in ModuleKind)
     raise BackendError(ErrorKind.UNSUPPORTED, f"artifact format {value:#010x} is not a kernel package format ({known})")
-
-
-def access_allows(declared: AccessMode, requested: AccessMode) -> bool:
-    """Whether a kernel that declares ``declared`` accepts a binding with ``requested``.
-
-    Access modes are bit sets (READ=1, WRITE=2, READ_WRITE=3): requested ⊆ declared.
-    """
-    return int(requested) & ~int(declared) == 0
 
 
 class DescriptorType(enum.IntEnum):

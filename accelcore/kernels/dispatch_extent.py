@@ -19,7 +19,7 @@ Slots whose coverage is stated or inferred are left out: the engine's check
 that indexes past its work-item (``p[2 * i]``, a gather) can still reach further; nothing here
 claims otherwise.
 
-May import: :mod:`accelcore.package` only. Cost: one lookup per call; a package's rows, and its
+May import: :mod:`accelcore.kernels.package` only. Cost: one lookup per call; a package's rows, and its
 extents where the dispatch does not depend on the bound ranges (all but FROM_BINDING), are worked out
 once (kept by identity, at most ``_PACKAGES_KEPT``; cleared when full).
 """

@@ -1,11 +1,11 @@
 """The child side of OpenCL C reflection: Clang's front end (libclang) reads one source, prints JSON.
 
-Run as a script (standard library and libclang only) by :mod:`accelcore.opencl_signature`, which bounds its
+Run as a script (standard library and libclang only) by :mod:`accelcore.kernels.opencl_signature`, which bounds its
 time and memory; never imported by the parent. Reads one JSON request on stdin
 (``{"source": str, "args": [clang arguments], "memory_mib": int}``) and writes one JSON answer on
 stdout: ``{"kernels": [...], "errors": [...]}``, or ``{"failure": message}`` when libclang is
 missing or cannot parse at all. What a kernel, a parameter and a layout look like in the answer is
-read back by ``opencl_signature._kernel_from_json`` and ``accelcore.layouts.layout_from_json``.
+read back by ``opencl_signature._kernel_from_json`` and ``accelcore.kernels.layouts.layout_from_json``.
 
 Every layout comes from the compiler: sizes, alignments and field offsets are what Clang lays out
 for the SPIR target named in the arguments. A parameter whose declaration (or a type it reaches)
@@ -328,8 +328,8 @@ def _reflect(request: dict[str, Any]) -> dict[str, Any]:
 
 
 def _die_with_parent() -> None:
-    """accelcore._child.die_with_parent, loaded by path (this script imports no accelcore package)."""
-    path = os.path.join(os.path.dirname(os.path.abspath(__file__)), "_child.py")
+    """accelcore.support.child.die_with_parent, loaded by path (this script imports no accelcore package)."""
+    path = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "support", "child.py")
     spec = importlib.util.spec_from_file_location("_accel_child", path)
     if spec is None or spec.loader is None:
         return

@@ -8,7 +8,7 @@ before a byte is read, and at most the cap read (a file that grows while read is
 character or block device (``/dev/zero``), a socket, a directory, a symlink to any of them, and a
 (sparse) file over the cap are refused at once: ``BackendError(INVALID_ARGUMENT)`` naming what the
 file is for, its path and what it is. A missing file is the ``FileNotFoundError`` ``open`` raises,
-for the caller to word (``accelcore.errors.MissingFileError`` in the Python layer, ``no such file``
+for the caller to word (``accelcore.contract.errors.MissingFileError`` in the Python layer, ``no such file``
 in the CLI).
 
 Every file the project reads from a path someone else chose goes through here: kernels and packages
@@ -31,7 +31,7 @@ import tempfile
 from collections.abc import Callable
 from typing import BinaryIO
 
-from .errors import BackendError, ErrorKind
+from ..contract.errors import BackendError, ErrorKind
 
 __all__ = [
     "KERNEL_FILE_BYTES",

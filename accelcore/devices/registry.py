@@ -11,10 +11,12 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from importlib import metadata
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
-from .conformance.target import ConformanceHooks, ConformanceTarget
 from .native_facts import NativeFacts
+
+if TYPE_CHECKING:  # the conformance layer sits above this one; ConformanceSetup only names its types
+    from ..conformance.target import ConformanceHooks, ConformanceTarget
 
 __all__ = [
     "ConformanceSetup",

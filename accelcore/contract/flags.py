@@ -18,6 +18,7 @@ __all__ = [
     "ContextFlags",
     "MemoryDomain",
     "QueueFlags",
+    "access_allows",
 ]
 
 
@@ -143,6 +144,14 @@ class AccessMode(enum.IntEnum):
 
 
 _ACCESS_NUMBERS = frozenset(int(m) for m in AccessMode)
+
+
+def access_allows(declared: AccessMode, requested: AccessMode) -> bool:
+    """Whether a kernel that declares ``declared`` accepts a binding with ``requested``.
+
+    Access modes are bit sets (READ=1, WRITE=2, READ_WRITE=3): requested ⊆ declared.
+    """
+    return int(requested) & ~int(declared) == 0
 
 
 class BufferUsage(enum.IntFlag, boundary=enum.KEEP):

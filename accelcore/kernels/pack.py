@@ -4,17 +4,17 @@ Promise: :func:`pack_module` fills what the module itself says — kind,
 entry point, local size, binding table, argument names and types — and
 checks what the caller gives against it: by-value and ``__local`` OpenCL
 arguments, push-constant members and specialization constants are matched by
-name or index and typed from their declarations (:mod:`accelcore.arguments`);
+name or index and typed from their declarations (:mod:`accelcore.kernels.arguments`);
 a mismatch, an unknown name or a declared argument left without a value is
 INVALID_ARGUMENT naming it (specialization constants may keep the module's
 default). What the module cannot say (the dispatch rule; everything for a
 device binary) must be passed; a missing option raises INVALID_ARGUMENT
 naming the keyword. A by-value OpenCL struct/union is recorded as its raw bytes in the
-OpenCL C layout the source declares (:func:`accelcore.arguments.encode_aggregate`: bytes of
+OpenCL C layout the source declares (:func:`accelcore.kernels.arguments.encode_aggregate`: bytes of
 the exact size, a numpy structured scalar with matching fields and offsets, or a dict of
 members); one whose layout the source does not let us compute is INVALID_ARGUMENT. Modules
 using what a package cannot express (images, samplers) raise UNSUPPORTED. The returned
-package has passed :func:`accelcore.package_codec.validate_package`.
+package has passed :func:`accelcore.kernels.package_codec.validate_package`.
 The module bytes are copied once into the package.
 """
 
@@ -25,6 +25,9 @@ import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
+from ..contract.errors import BackendError, ErrorKind
+from ..contract.flags import AccessMode, access_allows
+from ..contract.program import TargetIdentity
 from .arguments import (
     ArgumentKey,
     TypedValue,
@@ -35,8 +38,6 @@ from .arguments import (
     spirv_value_type,
     struct_bytes,
 )
-from .errors import BackendError, ErrorKind
-from .flags import AccessMode
 from .opencl_signature import AggregateMember, OpenCLKernel, OpenCLParameter, opencl_kernels
 from .package import (
     ANY_LOCAL_SIZE,
@@ -53,10 +54,8 @@ from .package import (
     ModuleKind,
     PackageBinding,
     SpecConstant,
-    access_allows,
 )
 from .package_codec import validate_package
-from .program import TargetIdentity
 from .spirv import EntryPoint, Flavour, SpirvModule, inspect_spirv, is_spirv
 from .values import ScalarType, ValueType
 
@@ -384,7 +383,7 @@ def _opencl(
                 why = f" ({p.unknown})" if p.unknown else ""
                 raise _invalid(
                     f"cannot tell the element size of {p.label}{why}; give the slot's element size "
-                    "(accel run/pack --slot, or bindings= of accelcore.pack.pack_module)"
+                    "(accel run/pack --slot, or bindings= of accelcore.kernels.pack.pack_module)"
                 )
             access = AccessMode.READ if p.read_only else AccessMode.READ_WRITE
             rows.append(PackageBinding(p.index, p.index, access, element))
@@ -643,7 +642,7 @@ def pack_module(
     dispatch of that many work-items (instead of ``dispatch=``). ``count_argument``: the argument
     (name or index) that receives the element count. ``coverage``: slot → ``Coverage.PER_WORK_ITEM``,
     ``Coverage.UNKNOWN`` or an exact element count. ``infer_coverage``: a slot ``coverage`` does not
-    name gets ``PER_WORK_ITEM`` where :func:`accelcore.coverage_inference.infer_coverage` proves the
+    name gets ``PER_WORK_ITEM`` where :func:`accelcore.kernels.coverage_inference.infer_coverage` proves the
     kernel touches exactly its element at the global id, unconditionally (False: no inference).
     """
     module = bytes(data)
@@ -907,7 +906,7 @@ def binding_names(package: KernelPackage) -> dict[str, int]:
     and block names (and the only member of a single-member block, GLSL's ``buffer X { float x[]; }``).
 
     A name that would denote two slots is left out; a device binary has the names its package records
-    (:attr:`~accelcore.package.KernelPackage.argument_names`, written by ``accel compile``), else none.
+    (:attr:`~accelcore.kernels.package.KernelPackage.argument_names`, written by ``accel compile``), else none.
     """
     candidates: dict[str, set[int]] = {}
 

@@ -1,4 +1,4 @@
-"""Kernel argument values matched against what a module declares (used by :mod:`accelcore.pack`).
+"""Kernel argument values matched against what a module declares (used by :mod:`accelcore.kernels.pack`).
 
 Promise: every value is typed from its declaration — an OpenCL parameter, a
 push-constant member, a specialization constant — or written explicitly
@@ -18,7 +18,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .errors import BackendError, ErrorKind
+from ..contract.errors import BackendError, ErrorKind
 from .opencl_signature import AggregateMember
 from .spirv import SpirvType, StructMember
 from .values import ScalarType, ValueType, encode_value, parse_typed_text, parse_value_text
@@ -314,7 +314,7 @@ def _member_bytes(member: StructMember, given: object, what: str) -> bytes:
 
 def _nested_member_bytes(member: StructMember, given: object, what: str) -> bytes:
     """A struct, matrix or array-of-struct member, laid out from the module's decorations
-    (:func:`accelcore.layouts.encode_layout`: a dict by member name, sequences for arrays)."""
+    (:func:`accelcore.kernels.layouts.encode_layout`: a dict by member name, sequences for arrays)."""
     from .layouts import encode_layout, spirv_layout
 
     layout = spirv_layout(member.type, matrix_stride=member.matrix_stride, row_major=member.row_major)

@@ -8,7 +8,7 @@ the time limit is RESOURCE_LIMIT. :func:`looks_like_glsl` recognises GLSL
 text (a ``#version`` line and no ``__kernel``). :func:`glsl_with_includes`
 inlines a shader file's ``#include "name"`` (``GL_GOOGLE_include_directive``)
 on the host under the same checks as OpenCL C includes
-(:mod:`accelcore.opencl_includes`: next to the file; no absolute names, no
+(:mod:`accelcore.kernels.opencl_includes`: next to the file; no absolute names, no
 ``..`` or symlink leaving the folder, bounded), with ``#line`` directives so a
 compile error names the header and its line.
 
@@ -38,7 +38,7 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
-from .errors import BackendError, ErrorKind
+from ..contract.errors import BackendError, ErrorKind
 
 __all__ = [
     "ACCEPTED_BUILD_OPTIONS",
@@ -120,7 +120,7 @@ def glsl_build_options(build_options: str) -> GlslBuildOptions:
 def glsl_with_includes(path: str | Path, data: bytes, build_options: str = "") -> bytes:
     """``data`` read from the shader file ``path`` with its includes inlined from its folder and the ``-I``
     folders of ``build_options`` (see the module docstring); text without includes as it is. Raises what
-    :func:`glsl_build_options` and :func:`accelcore.opencl_includes.inline_includes` raise."""
+    :func:`glsl_build_options` and :func:`accelcore.kernels.opencl_includes.inline_includes` raise."""
     from .opencl_includes import include_directives, inline_includes
 
     include_dirs = glsl_build_options(build_options).include_dirs
