@@ -1,4 +1,5 @@
-"""The high-level call group (accel_bench.highlevel_call, issue 13 item 5): every OpenCL device has ours
+"""The high-level call group (accel_bench.highlevel_call; docs/benchmarks.md, "High-level call"): every
+OpenCL device has ours
 against PyOpenCL and every Vulkan device ours against wgpu-py, both variants at every size, every
 side's result checked against numpy, ratios that are the ratios of the medians, one verdict per size
 and variant, and a profile of ours wherever a target is missed. Structure only, never times."""

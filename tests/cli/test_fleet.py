@@ -1,4 +1,4 @@
-"""``accel conformance`` at fleet scale (issue 19): shards and their merge, per-case timeouts and crashes,
+"""``accel conformance`` at fleet scale: shards and their merge, per-case timeouts and crashes,
 --max-fails, retries and flakes, caselists and skips, baselines, CSV; on the reference device, lavapipe
 (a real Vulkan driver) and the test-only ``cases`` family (tests/cli/plugins/accel_cli_testfamilies.py)."""
 

@@ -1,4 +1,4 @@
-"""What a newcomer hits first (issue 16): choosing a device, conformance out of the box, typos in
+"""What a newcomer hits first: choosing a device, conformance out of the box, typos in
 expectations, bench output, GLSL input, push constants, documentation, environment mistakes, messages
 and merged reports."""
 

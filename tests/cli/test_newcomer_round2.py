@@ -1,4 +1,4 @@
-"""What a newcomer hits next (issue 16, second round): reaching ``accel`` and ``accelcore`` after ``make
+"""What a newcomer hits next: reaching ``accel`` and ``accelcore`` after ``make
 run``; messages that name what the user types (a missing file, the local size, a missing binding, an
 overrun, ``inspect``'s element sizes, OpenCL without a driver, an expectation's typo); ``accel run``
 showing progress and saying where its results went; ``accel bench --json -``. The documentation blocks

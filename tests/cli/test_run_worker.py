@@ -1,4 +1,4 @@
-"""``accel run`` runs its kernel in a worker process (issue 14 item 6).
+"""``accel run`` runs its kernel in a worker process (docs/cli.md).
 
 A kernel the device cannot stop ends at ``--timeout`` (the worker's engine ends it, or the parent
 kills the worker ``GRACE_S`` later), a driver crash ends only the worker, both exit 4 naming the

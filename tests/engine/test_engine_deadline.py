@@ -1,4 +1,4 @@
-"""A finite ``Timeout`` on a device that cannot preempt a running kernel (issue 14 item 6).
+"""A finite ``Timeout`` on a device that cannot preempt a running kernel (docs/engine.md).
 
 The provider keeps answering Pending after the deadline (PoCL runs an endless loop to its end;
 a cancel answers BUSY). The engine does not wait behind it: the first poll after the deadline

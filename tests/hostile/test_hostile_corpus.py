@@ -1,4 +1,4 @@
-"""The hostile-input corpus (issue 14), on every real device: every case must end in a BackendError (or,
+"""The hostile-input corpus, on every real device: every case must end in a BackendError (or,
 for a runaway kernel, a Failed(DEADLINE_EXPIRED) event), in a child process, within seconds — never a hang,
 a crash of the process, or a run that silently reads or writes out of bounds.
 

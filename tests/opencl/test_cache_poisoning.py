@@ -2,7 +2,7 @@
 
 Each case fills a cache in a temporary ``ACCELCORE_CACHE_DIR`` (in a child), poisons the entry
 the way an attacker with write access to that folder could, and loads the same source again in
-a fresh child (``isolated_load.py``). Before issue 14 a cached binary skipped the header check and
+a fresh child (``isolated_load.py``). Before the cache checked its entries, a cached binary skipped the header check and
 the probe: a body with a recomputed hash segfaulted PoCL, a truncated one aborted it, and another
 kernel's binary loaded silently and computed the wrong thing.
 """
@@ -39,7 +39,7 @@ def _layout(raw: bytes) -> tuple[int, int]:
     """(offset of the binary's SHA-256, offset of the binary) in a cache file, by its magic."""
     if raw.startswith(b"ACLBIN2\0"):  # magic, key SHA-256, binary SHA-256, binary
         return 40, 72
-    assert raw.startswith(b"ACLBIN1\0"), raw[:8]  # before issue 14: magic, binary SHA-256, binary
+    assert raw.startswith(b"ACLBIN1\0"), raw[:8]  # the older format: magic, binary SHA-256, binary
     return 8, 40
 
 

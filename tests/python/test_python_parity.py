@@ -1,4 +1,4 @@
-"""The Python layer takes what the CLI takes and refuses early what the CLI refuses (tracker: Python/CLI parity).
+"""The Python layer takes what the CLI takes and refuses early what the CLI refuses.
 
 - every work size (``local_size=``, ``global_size=``, ``groups=``) is an int or a tuple of 1 to 3, numpy
   integers included; anything else is INVALID_ARGUMENT naming the keyword and the value as given;

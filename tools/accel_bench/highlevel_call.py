@@ -1,4 +1,4 @@
-"""Item 7: the high-level call (issue 13 item 5).
+"""Item 7: the high-level call (docs/benchmarks.md, "High-level call").
 
 ``accelcore.api`` (docs/python.md) against the call a user of the peer library writes, on
 the same device, the same SAXPY (``y = a * x + y``, f32) and the same problem sizes, in one
@@ -25,7 +25,7 @@ Two variants per size:
     no transfers: ours on ``dev.array(...)`` arrays, PyOpenCL on its buffers kept on the device,
     wgpu on its storage buffers (submit + wait).
 
-Targets (issue 13): ours within 1.5x of PyOpenCL's kernel call on every OpenCL device, and
+Targets: ours within 1.5x of PyOpenCL's kernel call on every OpenCL device, and
 faster than wgpu-py on lavapipe. Every side's result is checked once against numpy before the
 clock starts. Where a target is missed the high-level call is profiled (cProfile, device arrays,
 smallest size): the functions of accelcore, the providers and the drivers' Python bindings by

@@ -1,4 +1,4 @@
-"""Item 6: re-load with changed arguments (issue 12 item 4).
+"""Item 6: re-load with changed arguments (docs/benchmarks.md, "Re-load with changed arguments").
 
 A format-2 package carries its kernel arguments, so changing a scalar means loading
 the package again. Per device, side by side in one rotation (each repeat runs every
