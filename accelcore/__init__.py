@@ -59,6 +59,7 @@ from .contract.submission import (
     validate_bindings,
     validate_program_bindings,
 )
+from .devices.selector import SelectorError
 
 __version__ = "0.1.0"
 
@@ -105,6 +106,7 @@ __all__ = [
     "ReleaseRejected",
     "Run",
     "RunCancelled",
+    "SelectorError",
     "SubmitFailure",
     "SubmitIndeterminate",
     "SubmitRejected",

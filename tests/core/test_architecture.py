@@ -137,7 +137,7 @@ def test_references_name_modules_that_exist() -> None:
     stale = []
     for path in _tracked("*.py", "*.md", "*.toml", "Makefile"):
         for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
-            for name in re.findall(r"\baccelcore\.([A-Za-z_]\w*)", line):
+            for name in re.findall(r"\baccelcore\.([A-Za-z_]\w*)", line) + re.findall(r"\bac\.([a-z_]\w*)\.", line):
                 if name not in layers and name != ENTRY_POINT_GROUP and not hasattr(accelcore, name):
                     stale.append(f"{path.relative_to(ROOT)}:{number}: accelcore.{name}")
             for name in re.findall(r"\baccelcore/(\w+)\.py\b", line):
