@@ -1,8 +1,12 @@
-"""Environment defaults set before any driver enumerates, for Python and the CLI alike (docs/cli.md, "Environment")."""
+"""Environment defaults set before any driver enumerates, for Python and the CLI alike (docs/cli.md, "Environment"):
+fixed values (:data:`DEFAULTS`) and the OpenCL ICD loader's folder of this checkout (``OCL_ICD_VENDORS``,
+:mod:`accelcore.devices.opencl_vendors`)."""
 
 from __future__ import annotations
 
 import os
+
+from .opencl_vendors import opencl_vendors
 
 __all__ = ["DEFAULTS", "DEVICE_ENV", "apply_defaults"]
 
@@ -20,6 +24,13 @@ instance when it is unset (headless machines, CI). A value already in the enviro
 
 
 def apply_defaults() -> None:
-    """Set every default not already present (idempotent)."""
+    """Set every default not already present (idempotent), and ``OCL_ICD_VENDORS``, unless set (non-empty), to
+    this checkout's vendors folder where it has one: the system's ICDs plus the Intel runtime registered in the
+    venv (:func:`~accelcore.devices.opencl_vendors.opencl_vendors`, which also brings the folder's links up to
+    date). Worker and child processes inherit the environment."""
     for key, value in DEFAULTS.items():
         os.environ.setdefault(key, value)
+    if not os.environ.get("OCL_ICD_VENDORS"):
+        folder = opencl_vendors()
+        if folder is not None:
+            os.environ["OCL_ICD_VENDORS"] = str(folder)

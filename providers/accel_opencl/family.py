@@ -6,6 +6,7 @@ import os
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from accelcore.devices.opencl_vendors import system_vendors
 from accelcore.devices.registry import ConformanceSetup, DeviceEntry, ProviderUnavailable
 
 from .accelerator import OpenCLAccelerator
@@ -78,7 +79,7 @@ def no_device_reason() -> str:
     except cl.Error:  # CL_PLATFORM_NOT_FOUND_KHR: the loader found no ICD
         platforms = []
     if not platforms:
-        where = os.environ.get("OCL_ICD_VENDORS") or "/etc/OpenCL/vendors"
+        where = os.environ.get("OCL_ICD_VENDORS") or str(system_vendors())  # the one folder the loader read
         return (
             f"no OpenCL platform found: the ICD loader found no driver (.icd file) in {where}; install one "
             "(Debian: pocl-opencl-icd, mesa-opencl-icd; make setup does)"
