@@ -21,11 +21,19 @@ export XDG_RUNTIME_DIR ?= /tmp
 
 PYTEST_ARGS ?=
 
-# Intel's oneAPI OpenCL CPU runtime (extra [intel], x86-64 Linux only) lives in the venv; the ICD
-# loader finds it through this file, which holds the absolute path of the venv's libintelocl.so
-# (its RUNPATH finds the rest; no LD_LIBRARY_PATH). Rewritten by every `make setup` when it differs
-# (a moved or re-made checkout), so every OpenCL consumer sees the device; the system ICDs stay.
-INTEL_ICD := /etc/OpenCL/vendors/accelcore-intel-cpu.icd
+# Intel's oneAPI OpenCL CPU runtime (extra [intel], x86-64 Linux only) lives in the venv, and so does its
+# registration: $(INTEL_ICD) holds the absolute path of the venv's libintelocl.so (its RUNPATH finds the rest; no
+# LD_LIBRARY_PATH), in a vendors folder the checkout owns, next to links to the system's ICDs (accelcore keeps
+# them current: accelcore/devices/opencl_vendors.py). Nothing goes to /etc, so clones on one machine do not take
+# the device from each other. The project's processes (accel, accelcore.devices()/open(), the tests, their
+# workers) set OCL_ICD_VENDORS to the folder unless it is set; other tools see the device with
+# `OCL_ICD_VENDORS=$PWD/.venv/etc/accelcore/OpenCL/vendors clinfo -l`.
+# Older versions wrote $(LEGACY_ICD): removed when it names this checkout's library or a missing one, else left
+# for the clone that still relies on it. SYSTEM_VENDORS is the folder the ICD loader reads by default.
+SYSTEM_VENDORS := $(or $(OPENCL_VENDOR_PATH),/etc/OpenCL/vendors)
+CHECKOUT_VENDORS := $(abspath $(VENV))/etc/accelcore/OpenCL/vendors
+INTEL_ICD := $(CHECKOUT_VENDORS)/accelcore-intel-cpu.icd
+LEGACY_ICD := $(SYSTEM_VENDORS)/accelcore-intel-cpu.icd
 INTEL_LIB := $(abspath $(VENV))/lib/libintelocl.so
 
 .PHONY: setup debian intel-icd run test lint typecheck pytest artifacts bench clean
@@ -67,17 +75,30 @@ $(STAMPS)/venv: pyproject.toml $(VENV)/pyvenv.cfg
 	fi
 	@touch $@
 
-# Idempotent: writes $(INTEL_ICD) only when its content differs; says why the Intel device is absent.
+# Idempotent, no root needed: writes $(INTEL_ICD) only when its content differs and links the system's ICDs
+# beside it; says why the Intel device is absent. Then the migration from $(LEGACY_ICD) (above).
 intel-icd: $(STAMPS)/venv
 	@if [ -f $(INTEL_LIB) ]; then \
 		if [ "$$(cat $(INTEL_ICD) 2>/dev/null)" != "$(INTEL_LIB)" ]; then \
-			if [ "$$(id -u)" != 0 ]; then SUDO=sudo; fi; \
 			echo "registering Intel's OpenCL CPU runtime: $(INTEL_ICD) -> $(INTEL_LIB)"; \
-			$$SUDO mkdir -p $$(dirname $(INTEL_ICD)) && echo "$(INTEL_LIB)" | $$SUDO tee $(INTEL_ICD) >/dev/null; \
+			mkdir -p $(CHECKOUT_VENDORS) && echo "$(INTEL_LIB)" > $(INTEL_ICD).tmp && mv -f $(INTEL_ICD).tmp $(INTEL_ICD); \
 		fi; \
+		$(BIN)/python -c 'from accelcore.devices.opencl_vendors import opencl_vendors; opencl_vendors()'; \
 	else \
+		rm -f $(INTEL_ICD); \
 		echo "note: no Intel OpenCL CPU device: $$(cat $(STAMPS)/intel-absent 2>/dev/null || echo "$(INTEL_LIB) is missing")" \
 			"(the other stacks are unaffected; docs/opencl.md)"; \
+	fi
+	@if [ -f $(LEGACY_ICD) ]; then \
+		named=$$(cat $(LEGACY_ICD)); \
+		if [ "$$named" = "$(INTEL_LIB)" ] || [ ! -e "$$named" ]; then \
+			if [ "$$(id -u)" != 0 ]; then SUDO=sudo; fi; \
+			echo "removing $(LEGACY_ICD), where older versions registered Intel's runtime (it names $$named)"; \
+			$$SUDO rm -f $(LEGACY_ICD); \
+		else \
+			echo "note: left $(LEGACY_ICD) in place: it names $$named, another checkout's Intel runtime, registered" \
+				"there by an older version; that checkout relies on it until its own make setup (docs/opencl.md)"; \
+		fi; \
 	fi
 
 run: export ACCEL_VULKAN_VALIDATION ?= 1
