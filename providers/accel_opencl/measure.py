@@ -20,9 +20,10 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import time
 from typing import Any
+
+from accelcore.devices.environment import apply_defaults
 
 KERNEL = """
 __kernel void twice(__global const uint *src, __global uint *dst, const uint count) {
@@ -161,7 +162,7 @@ def main() -> None:
     parser.add_argument("--count", type=int, default=500)
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args()
-    os.environ.setdefault("RUSTICL_ENABLE", "swrast")
+    apply_defaults()  # before the first enumeration (RUSTICL_ENABLE, the checkout's OCL_ICD_VENDORS)
     from .discovery import find_device
     from .family import provider_family
 

@@ -2,10 +2,10 @@
 users know (``lavapipe``), and ``accel devices`` shows an OpenCL device's platform.
 
 The UUID check runs OpenCL discovery in child processes with ``OCL_ICD_VENDORS`` pointing at a folder of copies
-of this machine's ``.icd`` files: once all of them, then subsets (one ICD pointing at a missing library, as a
-broken install leaves it; one left out). Every device found in a subset keeps the UUID of the full run although
-its index moved (rusticl: ``opencl:2`` → ``opencl:1`` when Intel's ``.icd`` is broken), and the child finds it
-again by that UUID.
+of the ``.icd`` files this process's loader reads (the checkout's vendors folder, else the system's): once all of
+them, then subsets (one ICD pointing at a missing library, as a broken install leaves it; one left out). Every
+device found in a subset keeps the UUID of the full run although its index moved (rusticl: ``opencl:2`` →
+``opencl:1`` when Intel's ``.icd`` is broken), and the child finds it again by that UUID.
 """
 
 from __future__ import annotations
@@ -21,12 +21,14 @@ from pathlib import Path
 import pytest
 
 from accelcore.devices.environment import apply_defaults
+from accelcore.devices.opencl_vendors import system_vendors
 from accelcore.devices.registry import DeviceEntry
 from accelcore.devices.selector import SelectorError, select_many, select_one
 
 apply_defaults()
 
-VENDORS = Path("/etc/OpenCL/vendors")
+VENDORS = Path(os.environ.get("OCL_ICD_VENDORS") or system_vendors())
+"""The folder this process's ICD loader reads: the checkout's (with Intel's runtime) where it has one."""
 
 CHILD = r"""
 import json

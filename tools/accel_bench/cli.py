@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import argparse
-import os
+
+from accelcore.devices.environment import apply_defaults
 
 __all__ = ["main"]
 
@@ -25,8 +26,7 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument("--render-only", action="store_true", help="only regenerate table and plots from --json")
     args = parser.parse_args(argv)
-    os.environ.setdefault("RUSTICL_ENABLE", "swrast")
-    os.environ.setdefault("XDG_RUNTIME_DIR", "/tmp")
+    apply_defaults()  # before the first enumeration: RUSTICL_ENABLE, XDG_RUNTIME_DIR, the checkout's OCL_ICD_VENDORS
     if args.render_only:
         from .report import regenerate
 
