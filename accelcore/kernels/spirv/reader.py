@@ -40,8 +40,8 @@ from array import array
 from collections.abc import Collection, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 
-from ..contract.errors import BackendError, ErrorKind
-from ..contract.flags import AccessMode
+from ...contract.errors import BackendError, ErrorKind
+from ...contract.flags import AccessMode
 
 __all__ = [
     "SPIRV_MAGIC",
