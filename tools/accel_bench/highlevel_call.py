@@ -408,7 +408,7 @@ _SPOTS = {
     "Kernel.submit": ("kernel.py", "submit"),
     "Kernel._route (arguments to parameters)": ("kernel.py", "_route"),
     "Kernel._pack (pack_module per call)": ("kernel.py", "_pack"),
-    "pack_module": ("pack.py", "pack_module"),
+    "pack_module": ("wrap.py", "pack_module"),
     "opencl_kernels (source parsed again)": ("opencl_signature.py", "opencl_kernels"),
     "Kernel._program (write_package = cache key)": ("kernel.py", "_program"),
     "write_package": ("package_codec.py", "write_package"),

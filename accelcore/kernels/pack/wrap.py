@@ -25,10 +25,10 @@ import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-from ..contract.errors import BackendError, ErrorKind
-from ..contract.flags import AccessMode, access_allows
-from ..contract.program import TargetIdentity
-from .arguments import (
+from ...contract.errors import BackendError, ErrorKind
+from ...contract.flags import AccessMode, access_allows
+from ...contract.program import TargetIdentity
+from ..arguments import (
     ArgumentKey,
     TypedValue,
     describe,
@@ -38,8 +38,8 @@ from .arguments import (
     spirv_value_type,
     struct_bytes,
 )
-from .opencl_signature import AggregateMember, OpenCLKernel, OpenCLParameter, opencl_kernels
-from .package import (
+from ..opencl_signature import AggregateMember, OpenCLKernel, OpenCLParameter, opencl_kernels
+from ..package import (
     ANY_LOCAL_SIZE,
     MAX_AGGREGATE_BYTES,
     NO_COUNT_ARGUMENT,
@@ -55,9 +55,9 @@ from .package import (
     PackageBinding,
     SpecConstant,
 )
-from .package_codec import validate_package
-from .spirv import EntryPoint, Flavour, SpirvModule, inspect_spirv, is_spirv
-from .values import ScalarType, ValueType
+from ..package_codec import validate_package
+from ..spirv import EntryPoint, Flavour, SpirvModule, inspect_spirv, is_spirv
+from ..values import ScalarType, ValueType
 
 __all__ = [
     "OpenCLKernel",
@@ -230,7 +230,7 @@ def _encode_param(param: _Param, given: object, what: str, declaration: str) -> 
         signed = ValueType(_SIGN_TWIN[declared.scalar], declared.lanes)
         explicit = given.value_type if isinstance(given, TypedValue) else None
         if isinstance(given, str):
-            from .values import parse_typed_text
+            from ..values import parse_typed_text
 
             explicit = parse_typed_text(given)[0]
         if explicit == signed:
@@ -770,7 +770,7 @@ def _with_inferred_coverage(
     package: KernelPackage, stated: set[int], spirv: SpirvModule | None, kernel: OpenCLKernel | None
 ) -> KernelPackage:
     """``package`` with PER_WORK_ITEM on the rows inference proves, except the slots the caller stated."""
-    from .coverage_inference import infer_coverage
+    from ..coverage_inference import infer_coverage
 
     open_rows = [b for b in package.bindings if b.slot not in stated and b.coverage is Coverage.UNKNOWN]
     if not open_rows:
