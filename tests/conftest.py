@@ -2,10 +2,18 @@
 (:func:`accelcore.devices.environment.apply_defaults`: RUSTICL_ENABLE, XDG_RUNTIME_DIR, and OCL_ICD_VENDORS
 naming this checkout's vendors folder, which holds Intel's CPU runtime), before any test module is collected:
 the OpenCL ICD loader reads its folder once per process, at the first enumeration, and some modules enumerate
-at import (tests/artifacts)."""
+at import (tests/artifacts).
+
+The terminal's size is not part of that environment: pytest-xdist sets ``COLUMNS``/``LINES`` in its workers
+(80 x 24), and a shell may export them, which would narrow every table the CLI prints in-process. Tests that
+care about the width set ``COLUMNS`` themselves."""
 
 from __future__ import annotations
+
+import os
 
 from accelcore.devices.environment import apply_defaults
 
 apply_defaults()
+for _size in ("COLUMNS", "LINES"):
+    os.environ.pop(_size, None)
