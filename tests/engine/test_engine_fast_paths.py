@@ -500,12 +500,12 @@ def test_the_same_binding_list_again_is_memoised_but_every_liveness_change_is_se
 def test_alternating_binding_lists_are_each_remembered_once() -> None:
     """Calls alternating between binding lists (host arrays, then device arrays) each take their own memo:
     a hit adds nothing, so after A B A B the program holds exactly B and A; at most _MEMOS_KEPT are kept."""
-    from accelcore.engine import core
+    from accelcore.engine import entries
 
     provider = HandleSwapping()
     rig = populate(CommandEngine(provider), provider, FaultAccelerator(provider))  # type: ignore[arg-type]
     engine = rig.engine
-    lists = [rig.bindings() for _ in range(core._MEMOS_KEPT + 1)]
+    lists = [rig.bindings() for _ in range(entries._MEMOS_KEPT + 1)]
     program = engine._programs.get(rig.program)
     assert program is not None
 
@@ -519,5 +519,5 @@ def test_alternating_binding_lists_are_each_remembered_once() -> None:
     assert [memo[0] for memo in program.memos] == [tuple(lists[1]), tuple(lists[0])]
     for bindings in lists:
         run(bindings)
-    assert len(program.memos) == core._MEMOS_KEPT
+    assert len(program.memos) == entries._MEMOS_KEPT
     assert [memo[0] for memo in program.memos] == [tuple(b) for b in reversed(lists[1:])]
