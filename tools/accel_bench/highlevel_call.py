@@ -414,9 +414,9 @@ _SPOTS = {
     "write_package": ("package_codec.py", "write_package"),
     "_checked_array": ("parameters.py", "_checked_array"),
     "Run.__init__ (allocate, upload, submit)": ("run.py", "__init__"),
-    "engine submit": ("core.py", "submit"),
+    "engine submit": ("submission.py", "submit"),
     "Run.state (wait, read back, release)": ("run.py", "state"),
-    "engine wait": ("core.py", "wait"),
+    "engine wait": ("events.py", "wait"),
 }
 """Named places of the call: (file name, function name) in pstats' keys."""
 
