@@ -70,8 +70,8 @@ from .accounting import LiveObjects
 from .cancellation import CancellationProof, gate_cancellation_proof
 from .discovery import NativeDevice, entry_tag, load_pyopencl
 from .errors import cl_call, cl_error, native_errors
-from .gating import WINDOW, HoldSwitch, Phase, QueueGates, Submission
-from .handles import OpenCLBuffer, OpenCLContext, OpenCLEvent, OpenCLProgram, OpenCLQueue
+from .gating import WINDOW, HoldSwitch, OpenCLEvent, OpenCLQueue, Phase, QueueGates, Submission
+from .handles import OpenCLBuffer, OpenCLContext, OpenCLProgram
 from .kernel_arguments import check_global_fits
 from .memory import MemoryPlan, check_alignment, plan_memory, read_segments, write_segments
 from .programs import ProgramLoader

@@ -1,5 +1,9 @@
 """Submission to the driver through a bounded window; everything newer stays cancellable on the host.
 
+This module owns what is submitted and where: :class:`Submission` (one admitted kernel run), the queue
+handle :class:`OpenCLQueue` with its :class:`QueueGates`, and the event handle :class:`OpenCLEvent` (a
+submission's token). The resource handles it names (contexts, programs, buffers) are :mod:`.handles`'.
+
 Policy, per queue (one in-order CL command queue):
 
 * The **driver window**: at most ``window`` submissions (default :data:`WINDOW`) are handed to the
@@ -62,6 +66,7 @@ import threading
 import time
 from collections import deque
 from collections.abc import Sequence
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -71,16 +76,18 @@ from accelcore.contract.refusals import cancellation_lost
 from accelcore.contract.waiting import call_interruptibly
 
 from .errors import cl_error, error_from_status, native_errors
+from .handles import OpenCLBuffer, OpenCLContext, OpenCLProgram, next_serial
 
 if TYPE_CHECKING:
     from .accounting import LiveObjects
-    from .handles import OpenCLBuffer, OpenCLProgram, OpenCLQueue
 
 __all__ = [
     "EXIT_WAIT_S",
     "WINDOW",
     "HoldSwitch",
     "Marker",
+    "OpenCLEvent",
+    "OpenCLQueue",
     "Phase",
     "QueueGates",
     "Submission",
@@ -311,6 +318,40 @@ class Submission:
 
     def expired(self, now_ns: int) -> bool:
         return self.deadline_ns is not None and now_ns >= self.deadline_ns
+
+
+@dataclass(eq=False)
+class OpenCLQueue:
+    """An in-order cl.CommandQueue and its submission gates."""
+
+    owner: int
+    context: OpenCLContext
+    native: Any
+    gates: QueueGates
+    serial: int = field(default_factory=next_serial)
+    in_flight: int = 0
+    live: bool = True
+
+    def __repr__(self) -> str:
+        return f"<OpenCLQueue #{self.serial} live={self.live} events={self.in_flight}>"
+
+
+class OpenCLEvent:
+    """A submission's token; the state machine lives in :class:`Submission`.
+
+    A plain slotted class (one is made per submission; a dataclass with a serial factory costs more).
+    """
+
+    __slots__ = ("live", "owner", "serial", "submission")
+
+    def __init__(self, owner: int, submission: Submission) -> None:
+        self.owner = owner
+        self.submission = submission
+        self.serial = next_serial()
+        self.live = True
+
+    def __repr__(self) -> str:
+        return f"<OpenCLEvent #{self.serial} {self.submission.phase.name}>"
 
 
 _DEFERRED = Phase.DEFERRED

@@ -1,9 +1,12 @@
-"""Provider-owned handle classes.
+"""Provider-owned handle classes of the resources: contexts, buffers and programs.
 
 Each handle owns its native pyopencl objects and knows its instance and
 context, so the provider can refuse a handle of another instance or context
 before any native call. Handles are plain records: every rule lives in the
-accelerator, the gating policy and the program loader.
+accelerator, the gating policy and the program loader. The queue and event
+handles carry submission state, so they live with it in :mod:`.gating`
+(which imports this module; this module imports nothing of the provider's
+submission side).
 """
 
 from __future__ import annotations
@@ -11,19 +14,18 @@ from __future__ import annotations
 import itertools
 import threading
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from accelcore import AccessMode, BufferInfo
 from accelcore.kernels.package import KernelPackage
 
 from .kernel_arguments import Launch
 
-if TYPE_CHECKING:
-    from .gating import QueueGates, Submission
+__all__ = ["OpenCLBuffer", "OpenCLContext", "OpenCLProgram", "next_serial"]
 
-__all__ = ["OpenCLBuffer", "OpenCLContext", "OpenCLEvent", "OpenCLProgram", "OpenCLQueue"]
-
-_serial = itertools.count(1)
+next_serial = itertools.count(1).__next__
+"""The next handle serial number: one sequence for every handle kind of the provider (queues and
+events, in :mod:`.gating`, too)."""
 
 
 @dataclass(eq=False)
@@ -33,7 +35,7 @@ class OpenCLContext:
     owner: int
     native: Any
     transfer_queue: Any
-    serial: int = field(default_factory=lambda: next(_serial))
+    serial: int = field(default_factory=next_serial)
     buffers: int = 0
     programs: int = 0
     queues: int = 0
@@ -56,7 +58,7 @@ class OpenCLBuffer:
     context: OpenCLContext
     native: Any
     info: BufferInfo
-    serial: int = field(default_factory=lambda: next(_serial))
+    serial: int = field(default_factory=next_serial)
     in_flight: int = 0
     live: bool = True
     views: dict[tuple[int, int], Any] = field(default_factory=dict)
@@ -88,7 +90,7 @@ class OpenCLProgram:
     launch: Launch
     """The local size passed to clEnqueueNDRangeKernel (None: the driver chooses) and whether this
     program may run non-uniform work-groups (see :mod:`.kernel_arguments`; set by the loader)."""
-    serial: int = field(default_factory=lambda: next(_serial))
+    serial: int = field(default_factory=next_serial)
     in_flight: int = 0
     live: bool = True
     lock: threading.Lock = field(default_factory=threading.Lock)
@@ -107,37 +109,3 @@ class OpenCLProgram:
 
     def __repr__(self) -> str:
         return f"<OpenCLProgram #{self.serial} {self.package.entry_point!r} live={self.live}>"
-
-
-@dataclass(eq=False)
-class OpenCLQueue:
-    """An in-order cl.CommandQueue and its submission gates."""
-
-    owner: int
-    context: OpenCLContext
-    native: Any
-    gates: QueueGates
-    serial: int = field(default_factory=lambda: next(_serial))
-    in_flight: int = 0
-    live: bool = True
-
-    def __repr__(self) -> str:
-        return f"<OpenCLQueue #{self.serial} live={self.live} events={self.in_flight}>"
-
-
-class OpenCLEvent:
-    """A submission's token; the state machine lives in :class:`~accel_opencl.gating.Submission`.
-
-    A plain slotted class (one is made per submission; a dataclass with a serial factory costs more).
-    """
-
-    __slots__ = ("live", "owner", "serial", "submission")
-
-    def __init__(self, owner: int, submission: Submission) -> None:
-        self.owner = owner
-        self.submission = submission
-        self.serial = next(_serial)
-        self.live = True
-
-    def __repr__(self) -> str:
-        return f"<OpenCLEvent #{self.serial} {self.submission.phase.name}>"

@@ -14,7 +14,8 @@ from typing import Any
 from accel_opencl.accelerator import OpenCLAccelerator, _LaunchPlan
 from accel_opencl.discovery import find_device
 from accel_opencl.family import OpenCLHooks
-from accel_opencl.handles import OpenCLEvent, OpenCLProgram, OpenCLQueue
+from accel_opencl.gating import OpenCLEvent, OpenCLQueue
+from accel_opencl.handles import OpenCLProgram
 
 from accelcore import EventState
 from accelcore.conformance import CaseStatus, run
