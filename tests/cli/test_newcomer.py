@@ -239,7 +239,8 @@ def test_push_constant_error_names_the_whole_fix(
     if not spv.exists():
         pytest.skip(f"{spv} not built")
     monkeypatch.setenv("ACCEL_PROVIDERS", "reference")
-    from accel_cli.artifacts import PackOptions, load_artifact
+    from accel_cli.artifacts import load_artifact
+    from accel_cli.packing import PackOptions
 
     for options in (PackOptions(), PackOptions(global_size=(1024,))):
         try:

@@ -3,8 +3,9 @@
 Recognised by content, not by name: a kernel package (its magic), SPIR-V (the
 magic in either byte order), OpenCL C source (UTF-8 text without NUL), or
 anything else as an OpenCL device binary. Raw modules are wrapped into a
-package by :mod:`accelcore.kernels.pack` from the options of :class:`PackOptions`
-plus what inspection finds.
+package by :mod:`accelcore.kernels.pack` from the options of
+:class:`accel_cli.packing.PackOptions` plus what inspection finds (through
+:mod:`.packing`, which this module imports; packing knows nothing of artifact files).
 
 Failure: :class:`ArtifactError` names the file and the precise reason (it
 wraps the codec's or packer's BackendError kind).
@@ -13,9 +14,8 @@ wraps the codec's or packer's BackendError kind).
 from __future__ import annotations
 
 import enum
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 from accelcore.contract.errors import BackendError
 from accelcore.contract.flags import AccessMode
@@ -25,12 +25,13 @@ from accelcore.kernels.package_codec import MAGIC, parse_package, write_package
 from accelcore.support.files import KERNEL_FILE_BYTES
 from accelcore.support.files import read_file as read_regular
 
+from .packing import PackOptions, pack_module
+
 __all__ = [
     "ACCEPTED_FORMATS",
     "Artifact",
     "ArtifactError",
     "FileKind",
-    "PackOptions",
     "SlotSpec",
     "classify",
     "load_artifact",
@@ -82,35 +83,6 @@ class ArtifactError(ValueError):
     def __init__(self, message: str, kind: str | None = None) -> None:
         super().__init__(message)
         self.kind = kind
-
-
-@dataclass(frozen=True)
-class PackOptions:
-    """Packing flags shared by ``accel pack`` and ``accel run`` (None: infer from the module)."""
-
-    kind: ModuleKind | None = None
-    entry_point: str | None = None
-    local_size: tuple[int, int, int] | None = None
-    bindings: tuple[tuple[int, int, AccessMode, int], ...] = ()
-    """(slot, native index, access, element size) rows; empty: from inspection."""
-    grid_from: int | None = None
-    groups: tuple[int, int, int] | None = None
-    global_size: tuple[int, ...] | None = None
-    count_argument: str | None = None
-    """An argument name or index (Vulkan: the push-constant member at offset 0)."""
-    build_options: str = ""
-    target: TargetIdentity | None = None
-    arguments: tuple[tuple[str, str], ...] = ()
-    """``--arg NAME=VALUE``: OpenCL by-value arguments (value text typed from the declaration or TYPE:VALUE)."""
-    local_memory: tuple[tuple[str, int], ...] = ()
-    """``--local-mem NAME=BYTES``: OpenCL ``__local`` arguments."""
-    push_constants: tuple[tuple[str, str], ...] = ()
-    """``--push MEMBER=VALUE``: Vulkan push-constant members."""
-    spec_constants: tuple[tuple[str, str], ...] = ()
-    """``--spec ID|NAME=VALUE``: Vulkan specialization constants."""
-    coverage: tuple[tuple[int, str], ...] = ()
-    """``--coverage SLOT=item|N``: how many elements a dispatch touches."""
-    extra: dict[str, Any] = field(default_factory=dict)
 
 
 def compile_if_glsl(path: Path, data: bytes, build_options: str = "", entry: str | None = None) -> bytes:
@@ -248,13 +220,14 @@ def pack_raw(path: Path, data: bytes, kind: FileKind, options: PackOptions, *, n
     source is built and not written; ``accel pack`` writes the text as it is)."""
     from accelcore.kernels.opencl_includes import named_source, source_with_includes
 
-    from .packing import pack_module
-
+    module_kind = options.kind
+    if module_kind is None and kind is FileKind.OPENCL_BINARY:
+        module_kind = ModuleKind.OPENCL_BINARY  # an unrecognised binary; ``--kind`` overrides what the content says
     try:
         if kind is FileKind.OPENCL_SOURCE:
             data = source_with_includes(path, data, options.build_options)
             if named:
                 data = named_source(path, data)
-        return pack_module(data, kind, options)
+        return pack_module(data, module_kind, options)
     except BackendError as exc:
         raise ArtifactError(f"{path}: {exc}", exc.kind.name) from None

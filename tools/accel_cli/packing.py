@@ -17,12 +17,15 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TypeVar
 
 import click
 
 from accelcore.contract.errors import BackendError
+from accelcore.contract.flags import AccessMode
+from accelcore.contract.program import TargetIdentity
 from accelcore.kernels.package import (
     MAX_AGGREGATE_BYTES,
     Coverage,
@@ -34,12 +37,12 @@ from accelcore.kernels.package import (
 )
 from accelcore.support.files import read_regular_file
 
-from .artifacts import FileKind, PackOptions
 from .bindspec import ACCESS_SUFFIXES
 from .failures import UsageProblem
 
 __all__ = [
     "KIND_NAMES",
+    "PackOptions",
     "cli_words",
     "device_words",
     "dispatch_from",
@@ -58,6 +61,35 @@ KIND_NAMES = {
     "opencl-source": ModuleKind.OPENCL_SOURCE,
     "opencl-binary": ModuleKind.OPENCL_BINARY,
 }
+
+
+@dataclass(frozen=True)
+class PackOptions:
+    """Packing flags shared by ``accel pack`` and ``accel run`` (None: infer from the module)."""
+
+    kind: ModuleKind | None = None
+    entry_point: str | None = None
+    local_size: tuple[int, int, int] | None = None
+    bindings: tuple[tuple[int, int, AccessMode, int], ...] = ()
+    """(slot, native index, access, element size) rows; empty: from inspection."""
+    grid_from: int | None = None
+    groups: tuple[int, int, int] | None = None
+    global_size: tuple[int, ...] | None = None
+    count_argument: str | None = None
+    """An argument name or index (Vulkan: the push-constant member at offset 0)."""
+    build_options: str = ""
+    target: TargetIdentity | None = None
+    arguments: tuple[tuple[str, str], ...] = ()
+    """``--arg NAME=VALUE``: OpenCL by-value arguments (value text typed from the declaration or TYPE:VALUE)."""
+    local_memory: tuple[tuple[str, int], ...] = ()
+    """``--local-mem NAME=BYTES``: OpenCL ``__local`` arguments."""
+    push_constants: tuple[tuple[str, str], ...] = ()
+    """``--push MEMBER=VALUE``: Vulkan push-constant members."""
+    spec_constants: tuple[tuple[str, str], ...] = ()
+    """``--spec ID|NAME=VALUE``: Vulkan specialization constants."""
+    coverage: tuple[tuple[int, str], ...] = ()
+    """``--coverage SLOT=item|N``: how many elements a dispatch touches."""
+    extra: dict[str, Any] = field(default_factory=dict)
 
 
 def parse_triple(option: str, text: str, *, fill: int = 1) -> tuple[int, int, int]:
@@ -351,17 +383,13 @@ def device_words(message: str) -> str:
     return message
 
 
-def pack_module(data: bytes, kind: FileKind, options: PackOptions) -> KernelPackage:
-    """Wrap a raw module into a KernelPackage through :func:`accelcore.kernels.pack.pack_module` (BackendError on
-    refusal, its message naming the CLI options, see :func:`cli_words`).
-
-    An unrecognised binary is packed as OPENCL_BINARY; ``--kind`` overrides what the content says.
+def pack_module(data: bytes, module_kind: ModuleKind | None, options: PackOptions) -> KernelPackage:
+    """Wrap a raw module of ``module_kind`` (None: from its content) into a KernelPackage through
+    :func:`accelcore.kernels.pack.pack_module` (BackendError on refusal, its message naming the CLI options, see
+    :func:`cli_words`).
     """
     from accelcore.kernels.pack import pack_module as core_pack_module
 
-    module_kind = options.kind
-    if module_kind is None and kind is FileKind.OPENCL_BINARY:
-        module_kind = ModuleKind.OPENCL_BINARY
     rows = [PackageBinding(slot, native, access, element) for slot, native, access, element in options.bindings]
     coverage: dict[int, Coverage | int] = {
         slot: Coverage.PER_WORK_ITEM if value == "item" else Coverage.UNKNOWN if value == "unknown" else int(value)
