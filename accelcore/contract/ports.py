@@ -11,7 +11,7 @@ import sys
 from bisect import bisect_right
 from collections.abc import Callable, Iterator, Sequence
 from pickle import PickleBuffer
-from typing import TYPE_CHECKING, Protocol, cast, runtime_checkable
+from typing import TYPE_CHECKING, Generic, Protocol, TypeVar, cast, runtime_checkable
 
 from ._checks import check_u64
 from .errors import BackendError, ErrorKind
@@ -351,7 +351,58 @@ def _map_fault(fault: TransportFault) -> BackendError:
     return BackendError(_TRANSPORT_FAULT_MAP[fault.kind], f"transport fault {fault.kind}: {fault.message}")
 
 
-class TransportByteSource:
+_Region = TypeVar("_Region", MemorySource, MemorySink)
+
+
+class _TransportRegion(Generic[_Region]):
+    """What a transport source and sink share: ``region`` is a buffer-protocol object, a list of them, or a
+    callable ``(offset, view)`` with an explicit ``length``. ``_call`` serves every range: the callable, or
+    the in-memory port's own method (``_inner``: buffers)."""
+
+    __slots__ = ("_call", "_inner", "_length")
+
+    def __init__(
+        self,
+        region: Buffer | Sequence[Buffer] | Callable[[int, memoryview], None],
+        *,
+        length: int | None = None,
+    ) -> None:
+        self._inner: _Region | None = None
+        if callable(region):
+            if length is None:
+                raise BackendError(ErrorKind.INVALID_ARGUMENT, "a callable transport region needs length=")
+            self._call = region
+            self._length = check_u64(f"{type(self).__name__} length", length)
+        else:
+            parts = cast("list[Buffer]", list(region) if isinstance(region, list | tuple) else [region])
+            self._inner, self._call = self._over(parts)
+            self._length = self._inner.len()
+
+    def _over(self, parts: list[Buffer]) -> tuple[_Region, Callable[[int, memoryview], None]]:
+        """The in-memory port over ``parts`` and its ``read_at`` or ``write_at``."""
+        raise NotImplementedError
+
+    def _serve(self, direction: str, offset: int, view: memoryview) -> None:
+        _check_range(direction, offset, view.nbytes, self._length)
+        try:
+            self._call(offset, view)
+        except TransportFault as fault:
+            raise _map_fault(fault) from fault
+
+    def len(self) -> int:
+        return self._length
+
+    def __len__(self) -> int:
+        return self._length
+
+    def contiguous(self) -> memoryview | None:
+        return self._inner.contiguous() if self._inner is not None else None
+
+    def segments(self) -> Sequence[memoryview] | None:
+        return self._inner.segments() if self._inner is not None else None
+
+
+class TransportByteSource(_TransportRegion[MemorySource]):
     """Zero-copy source adapter over a transport-owned readable region.
 
     ``region`` is a buffer-protocol object, a list of them, or a callable
@@ -359,97 +410,27 @@ class TransportByteSource:
     it raises are mapped to :class:`BackendError` kinds.
     """
 
-    __slots__ = ("_inner", "_length", "_reader")
+    __slots__ = ()
 
-    def __init__(
-        self,
-        region: Buffer | Sequence[Buffer] | Callable[[int, memoryview], None],
-        *,
-        length: int | None = None,
-    ) -> None:
-        self._reader: Callable[[int, memoryview], None] | None = None
-        self._inner: MemorySource | None = None
-        if callable(region):
-            if length is None:
-                raise BackendError(ErrorKind.INVALID_ARGUMENT, "a callable transport region needs length=")
-            self._reader = region
-            self._length = check_u64("TransportByteSource length", length)
-        else:
-            parts = cast("list[Buffer]", list(region) if isinstance(region, list | tuple) else [region])
-            self._inner = MemorySource(*parts)
-            self._length = self._inner.len()
-
-    def len(self) -> int:
-        return self._length
-
-    def __len__(self) -> int:
-        return self._length
+    def _over(self, parts: list[Buffer]) -> tuple[MemorySource, Callable[[int, memoryview], None]]:
+        inner = MemorySource(*parts)
+        return inner, inner.read_at
 
     def read_at(self, offset: int, dst: memoryview) -> None:
-        dst = _bytes_view(dst, writable=True)
-        _check_range("read", offset, dst.nbytes, self._length)
-        try:
-            if self._inner is not None:
-                self._inner.read_at(offset, dst)
-            else:
-                assert self._reader is not None
-                self._reader(offset, dst)
-        except TransportFault as fault:
-            raise _map_fault(fault) from fault
-
-    def contiguous(self) -> memoryview | None:
-        return self._inner.contiguous() if self._inner is not None else None
-
-    def segments(self) -> Sequence[memoryview] | None:
-        return self._inner.segments() if self._inner is not None else None
+        self._serve("read", offset, _bytes_view(dst, writable=True))
 
 
-class TransportByteSink:
+class TransportByteSink(_TransportRegion[MemorySink]):
     """Zero-copy sink adapter over a transport-owned writable region (see TransportByteSource)."""
 
-    __slots__ = ("_inner", "_length", "_writer")
+    __slots__ = ()
 
-    def __init__(
-        self,
-        region: Buffer | Sequence[Buffer] | Callable[[int, memoryview], None],
-        *,
-        length: int | None = None,
-    ) -> None:
-        self._writer: Callable[[int, memoryview], None] | None = None
-        self._inner: MemorySink | None = None
-        if callable(region):
-            if length is None:
-                raise BackendError(ErrorKind.INVALID_ARGUMENT, "a callable transport region needs length=")
-            self._writer = region
-            self._length = check_u64("TransportByteSink length", length)
-        else:
-            parts = cast("list[Buffer]", list(region) if isinstance(region, list | tuple) else [region])
-            self._inner = MemorySink(*parts)
-            self._length = self._inner.len()
-
-    def len(self) -> int:
-        return self._length
-
-    def __len__(self) -> int:
-        return self._length
+    def _over(self, parts: list[Buffer]) -> tuple[MemorySink, Callable[[int, memoryview], None]]:
+        inner = MemorySink(*parts)
+        return inner, inner.write_at
 
     def write_at(self, offset: int, src: memoryview) -> None:
-        src = _bytes_view(src, writable=False)
-        _check_range("write", offset, src.nbytes, self._length)
-        try:
-            if self._inner is not None:
-                self._inner.write_at(offset, src)
-            else:
-                assert self._writer is not None
-                self._writer(offset, src)
-        except TransportFault as fault:
-            raise _map_fault(fault) from fault
-
-    def contiguous(self) -> memoryview | None:
-        return self._inner.contiguous() if self._inner is not None else None
-
-    def segments(self) -> Sequence[memoryview] | None:
-        return self._inner.segments() if self._inner is not None else None
+        self._serve("write", offset, _bytes_view(src, writable=False))
 
 
 _SOURCE_TYPES: frozenset[type] = frozenset({MemorySource, PatternSource, TransportByteSource})
