@@ -22,6 +22,7 @@ segments goes through one reused staging chunk of at most
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -126,31 +127,7 @@ def write_segments(cl: Any, queue: Any, buffer: Any, offset: int, data: ByteSour
 
     Failure messages (with the segment's size and offset) are built only when a call fails.
     """
-    write = _copy_functions(cl)[0]
-    segments = data.segments()
-    if segments is not None:
-        position = offset
-        for segment in segments:
-            size = segment.nbytes
-            if size:
-                try:
-                    write(queue, buffer, segment, position, None, True)
-                except native_errors() as exc:
-                    raise _write_failed(exc, size, position) from exc
-            position += size
-        return
-    total = data.len()
-    staging = memoryview(bytearray(min(STAGING_CHUNK_BYTES, total)))
-    done = 0
-    while done < total:
-        size = min(staging.nbytes, total - done)
-        chunk = staging[:size]
-        data.read_at(done, chunk)
-        try:
-            write(queue, buffer, chunk, offset + done, None, True)
-        except native_errors() as exc:
-            raise _write_failed(exc, size, offset + done) from exc
-        done += size
+    _copy_segments(_copy_functions(cl)[0], _write_failed, queue, buffer, offset, data, data.read_at, None)
 
 
 def read_segments(cl: Any, queue: Any, buffer: Any, offset: int, data: ByteSink) -> None:
@@ -158,7 +135,21 @@ def read_segments(cl: Any, queue: Any, buffer: Any, offset: int, data: ByteSink)
 
     Failure messages (with the segment's size and offset) are built only when a call fails.
     """
-    read = _copy_functions(cl)[1]
+    _copy_segments(_copy_functions(cl)[1], _read_failed, queue, buffer, offset, data, None, data.write_at)
+
+
+def _copy_segments(
+    copy: Any,
+    failed: Callable[[BaseException, int, int], BackendError],
+    queue: Any,
+    buffer: Any,
+    offset: int,
+    data: ByteSource | ByteSink,
+    fill: Callable[[int, memoryview], None] | None,
+    drain: Callable[[int, memoryview], None] | None,
+) -> None:
+    """One blocking ``copy`` per segment of ``data``; without segments, through a staging chunk of at most
+    STAGING_CHUNK_BYTES that ``fill`` loads before each copy (writes) or ``drain`` empties after it (reads)."""
     segments = data.segments()
     if segments is not None:
         position = offset
@@ -166,9 +157,9 @@ def read_segments(cl: Any, queue: Any, buffer: Any, offset: int, data: ByteSink)
             size = segment.nbytes
             if size:
                 try:
-                    read(queue, buffer, segment, position, None, True)
+                    copy(queue, buffer, segment, position, None, True)
                 except native_errors() as exc:
-                    raise _read_failed(exc, size, position) from exc
+                    raise failed(exc, size, position) from exc
             position += size
         return
     total = data.len()
@@ -177,11 +168,14 @@ def read_segments(cl: Any, queue: Any, buffer: Any, offset: int, data: ByteSink)
     while done < total:
         size = min(staging.nbytes, total - done)
         chunk = staging[:size]
+        if fill is not None:
+            fill(done, chunk)
         try:
-            read(queue, buffer, chunk, offset + done, None, True)
+            copy(queue, buffer, chunk, offset + done, None, True)
         except native_errors() as exc:
-            raise _read_failed(exc, size, offset + done) from exc
-        data.write_at(done, chunk)
+            raise failed(exc, size, offset + done) from exc
+        if drain is not None:
+            drain(done, chunk)
         done += size
 
 
