@@ -33,7 +33,7 @@ from ..contract.errors import (
     SubmitIndeterminate,
     SubmitRejected,
 )
-from ..contract.flags import AccessMode, Capabilities
+from ..contract.flags import AccessMode, BufferUsage, Capabilities, MemoryDomain
 from ..contract.ports import ByteSource, MemorySink, MemorySource
 from ..contract.program import ArtifactRef
 from ..contract.submission import BindingRef, EventState, Timeout
@@ -353,6 +353,37 @@ class Session:
                     f"{what}: slot {fb.fixture.slot} does not hold {label}: first difference at byte {index} "
                     f"(got {got[index]:#04x}, wanted {wanted[index]:#04x})"
                 )
+
+    def run_once(
+        self,
+        context: Any,
+        queue: Any,
+        program: Any,
+        slots: Mapping[int, tuple[bytes, AccessMode]],
+        domain: MemoryDomain,
+        *,
+        what: str = "event",
+    ) -> tuple[EventState, dict[int, bytes]]:
+        """Run ``program`` once on a fresh buffer per slot (``slots``: slot → initial bytes and access; usage: that
+        access and both transfers; 16-byte aligned, in ``domain``): the terminal state and, when it is COMPLETE,
+        every slot's bytes afterwards (else nothing). The event and the buffers are released; the program stays."""
+        buffers: dict[int, Any] = {}
+        bindings = []
+        for slot, (data, access) in slots.items():
+            usage = BufferUsage.for_access(access) | BufferUsage.TRANSFER_SOURCE | BufferUsage.TRANSFER_DESTINATION
+            buffer = self.allocate_buffer(context, BufferDesc(len(data), 16, domain, usage)).buffer
+            self.write(buffer, data)
+            buffers[slot] = buffer
+            bindings.append(BindingRef(slot, buffer, BufferRange(0, len(data)), access))
+        event = self.submit(queue, program, bindings)
+        state = self.wait_terminal(event, what=what)
+        contents: dict[int, bytes] = {}
+        if state == EventState.COMPLETE:
+            contents = {slot: self.read(buffer, len(slots[slot][0])) for slot, buffer in buffers.items()}
+        self.destroy_event(event)
+        for buffer in buffers.values():
+            self.free_buffer(buffer)
+        return state, contents
 
     # -- accounting and cleanup ---------------------------------------------------------------
 

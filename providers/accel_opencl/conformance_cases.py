@@ -34,10 +34,6 @@ from accelcore import (
     AccessMode,
     ArtifactRef,
     BackendError,
-    BindingRef,
-    BufferDesc,
-    BufferRange,
-    BufferUsage,
     ErrorKind,
     EventState,
     MemoryDomain,
@@ -201,30 +197,17 @@ def _run_case(
     raw = load_package(kernel, kind)
     ref = ArtifactRef(format_for(kind), TargetIdentity(), MemorySource(raw), _ANY_KERNEL_RESIDENT)
     program = session.load_program(context, ref)
-    buffers: dict[int, Any] = {}
-    bindings = []
-    for row in spec.bindings:
-        data = case.initial_bytes(row.slot)
-        usage = BufferUsage.for_access(row.access) | BufferUsage.TRANSFER_SOURCE | BufferUsage.TRANSFER_DESTINATION
-        buffer = session.allocate_buffer(context, BufferDesc(len(data), 16, domain, usage)).buffer
-        session.write(buffer, data)
-        buffers[row.slot] = buffer
-        bindings.append(BindingRef(row.slot, buffer, BufferRange(0, len(data)), row.access))
-    event = session.submit(queue, program, bindings)
-    state = session.wait_terminal(event, what=f"corpus kernel {kernel}")
+    slots = {row.slot: (case.initial_bytes(row.slot), row.access) for row in spec.bindings}
+    state, contents = session.run_once(context, queue, program, slots, domain, what=f"corpus kernel {kernel}")
     problem: str | None = None
     if state != EventState.COMPLETE:
         problem = f"{kernel}: ended {state}"
     else:
         for slot in case.expected:
-            size = len(case.initial_bytes(slot))
-            found = compare(case, slot, session.read(buffers[slot], size))
+            found = compare(case, slot, contents[slot])
             if found is not None:
                 problem = f"{kernel}: {found}"
                 break
-    session.destroy_event(event)
-    for buffer in buffers.values():
-        session.free_buffer(buffer)
     session.unload_program(program)
     return problem
 
@@ -334,24 +317,8 @@ def _run_packed(
         program = session.load_program(context, _artifact(pkg, _ANY_KERNEL_RESIDENT))
     except BackendError as exc:
         return f"{what}: the load failed: {describe_exception(exc)}"
-    buffers = {}
-    bindings = []
-    for slot, (data, access) in slots.items():
-        usage = BufferUsage.for_access(access) | BufferUsage.TRANSFER_SOURCE | BufferUsage.TRANSFER_DESTINATION
-        buffer = session.allocate_buffer(context, BufferDesc(len(data), 16, domain, usage)).buffer
-        session.write(buffer, data)
-        buffers[slot] = buffer
-        bindings.append(BindingRef(slot, buffer, BufferRange(0, len(data)), access))
-    event = session.submit(queue, program, bindings)
-    state = session.wait_terminal(event, what=what)
-    result: dict[int, bytes] | str
-    if state != EventState.COMPLETE:
-        result = f"{what}: ended {state}"
-    else:
-        result = {slot: session.read(buffer, len(slots[slot][0])) for slot, buffer in buffers.items()}
-    session.destroy_event(event)
-    for buffer in buffers.values():
-        session.free_buffer(buffer)
+    state, contents = session.run_once(context, queue, program, slots, domain, what=what)
+    result = contents if state == EventState.COMPLETE else f"{what}: ended {state}"
     session.unload_program(program)
     return result
 

@@ -37,10 +37,6 @@ from accelcore import (
     AccessMode,
     ArtifactRef,
     BackendError,
-    BindingRef,
-    BufferDesc,
-    BufferRange,
-    BufferUsage,
     ErrorKind,
     EventState,
     MemoryDomain,
@@ -88,27 +84,15 @@ def run_kernel(
     spec = kernel_spec(kernel)
     case = case if case is not None else make_case(kernel, elements, seed)
     program = session.load_program(context, artifact(load_package(kernel, VK)))
-    buffers = {}
-    bindings = []
-    for row in spec.bindings:
-        initial = case.initial_bytes(row.slot)
-        usage = BufferUsage.TRANSFER_SOURCE | BufferUsage.TRANSFER_DESTINATION | BufferUsage.for_access(row.access)
-        handle = session.allocate_buffer(context, BufferDesc(len(initial), 16, domain, usage)).buffer
-        session.write(handle, initial)
-        buffers[row.slot] = handle
-        bindings.append(BindingRef(row.slot, handle, BufferRange(0, len(initial)), row.access))
-    event = session.submit(queue, program, bindings, Timeout.INFINITE)
-    state = session.wait_terminal(event, what=f"{kernel} event")
+    slots = {row.slot: (case.initial_bytes(row.slot), row.access) for row in spec.bindings}
+    state, contents = session.run_once(context, queue, program, slots, domain, what=f"{kernel} event")
+    session.unload_program(program)
     if state != EventState.COMPLETE:
         return f"{kernel}: event ended {state}"
-    for slot, expected in case.expected.items():
-        problem = compare(case, slot, session.read(buffers[slot], expected.nbytes))
+    for slot in case.expected:
+        problem = compare(case, slot, contents[slot])
         if problem is not None:
             return f"{kernel} ({domain.name}, n={elements}): {problem}"
-    session.destroy_event(event)
-    for handle in buffers.values():
-        session.free_buffer(handle)
-    session.unload_program(program)
     return None
 
 
@@ -231,27 +215,15 @@ def _contradictions(ctx: CaseContext) -> None:
 def run_arguments(session: Session, context: Any, queue: Any, run: Any, domain: MemoryDomain) -> str | None:
     """Run one :class:`~accel_vulkan.argument_kernels.ArgumentRun`; None when every checked slot matches."""
     program = session.load_program(context, artifact(write_package(run.package)))
-    buffers = {}
-    bindings = []
-    for slot, initial in run.initial.items():
-        access = run.access[slot]
-        usage = BufferUsage.TRANSFER_SOURCE | BufferUsage.TRANSFER_DESTINATION | BufferUsage.for_access(access)
-        handle = session.allocate_buffer(context, BufferDesc(len(initial), 16, domain, usage)).buffer
-        session.write(handle, initial)
-        buffers[slot] = handle
-        bindings.append(BindingRef(slot, handle, BufferRange(0, len(initial)), access))
-    event = session.submit(queue, program, bindings, Timeout.INFINITE)
-    state = session.wait_terminal(event, what=f"{run.what} event")
+    slots = {slot: (initial, run.access[slot]) for slot, initial in run.initial.items()}
+    state, contents = session.run_once(context, queue, program, slots, domain, what=f"{run.what} event")
+    session.unload_program(program)
     if state != EventState.COMPLETE:
         return f"{run.what}: event ended {state}"
-    for slot, expected in run.expected.items():
-        problem = run.problem(slot, session.read(buffers[slot], expected.nbytes))
+    for slot in run.expected:
+        problem = run.problem(slot, contents[slot])
         if problem is not None:
             return f"{problem} ({domain.name})"
-    session.destroy_event(event)
-    for handle in buffers.values():
-        session.free_buffer(handle)
-    session.unload_program(program)
     return None
 
 
