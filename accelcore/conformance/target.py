@@ -17,6 +17,7 @@ __all__ = [
     "ConformanceTarget",
     "CopyPathLog",
     "CopyPathRecord",
+    "SelfCountingHooks",
 ]
 
 
@@ -115,6 +116,21 @@ class ConformanceHooks(Protocol):
     def complete_held(self, provider: Any, event: Any) -> None: ...
 
     def live_resources(self, provider: Any) -> Mapping[str, int] | None: ...
+
+
+class SelfCountingHooks:
+    """The part of the hooks a provider that keeps its own accounting answers itself: ``live_resources`` and
+    ``copy_paths`` return the provider's ``live_resources()`` and ``copy_paths()``. A provider's hooks
+    subclass it and add ``hold_submissions`` and ``complete_held``."""
+
+    def live_resources(self, provider: Any) -> Mapping[str, int] | None:
+        counts: Mapping[str, int] = provider.live_resources()
+        return counts
+
+    def copy_paths(self, provider: Any) -> list[dict[str, int]]:
+        """One record per accepted submission (the provider records from its first ``copy_paths`` call on)."""
+        records: list[dict[str, int]] = provider.copy_paths()
+        return records
 
 
 CopyPathRecord = tuple[int, int, int, int, int]

@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from typing import Any
 
+from accelcore.conformance.target import SelfCountingHooks
 from accelcore.devices.opencl_vendors import system_vendors
 from accelcore.devices.registry import ConformanceSetup, DeviceEntry, ProviderUnavailable
 
@@ -15,11 +16,12 @@ from .discovery import PROVIDER, find_device, list_devices, load_pyopencl, to_en
 __all__ = ["OpenCLFamily", "OpenCLHooks", "provider_family"]
 
 
-class OpenCLHooks:
+class OpenCLHooks(SelfCountingHooks):
     """The conformance hooks (``accelcore.conformance.target.ConformanceHooks``).
 
     Holding closes the gates of every later submission on the instance;
-    completing opens one gate (the kernel then runs; the suite polls).
+    completing opens one gate (the kernel then runs; the suite polls). The copy paths say how each
+    accepted submission's buffers reached ``clSetKernelArg``.
     """
 
     def hold_submissions(self, provider: Any) -> None:
@@ -27,15 +29,6 @@ class OpenCLHooks:
 
     def complete_held(self, provider: Any, event: Any) -> None:
         provider.release_held(event)
-
-    def live_resources(self, provider: Any) -> Mapping[str, int] | None:
-        counts: Mapping[str, int] = provider.live_resources()
-        return counts
-
-    def copy_paths(self, provider: Any) -> list[dict[str, int]]:
-        """How each accepted submission's buffers reached ``clSetKernelArg`` (recording starts at the first call)."""
-        records: list[dict[str, int]] = provider.copy_paths()
-        return records
 
 
 class OpenCLFamily:

@@ -16,6 +16,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from accelcore import BackendError
+from accelcore.conformance.target import SelfCountingHooks
 from accelcore.devices.registry import ConformanceSetup, DeviceEntry, ProviderUnavailable
 
 from ._binding import PROVIDER, version_text
@@ -55,23 +56,15 @@ def driver_aliases(driver_id: int) -> str:
     )
 
 
-class VulkanHooks:
-    """Conformance hooks: hold = close every gate; complete_held = hand one held batch to the device."""
+class VulkanHooks(SelfCountingHooks):
+    """Conformance hooks: hold = close every gate; complete_held = hand one held batch to the device. The copy
+    paths say what each accepted submission's descriptor writes name."""
 
     def hold_submissions(self, provider: Any) -> None:
         provider.hold()
 
     def complete_held(self, provider: Any, event: Any) -> None:
         provider.release(event)
-
-    def live_resources(self, provider: Any) -> Mapping[str, int] | None:
-        counts: Mapping[str, int] = provider.live_resources()
-        return counts
-
-    def copy_paths(self, provider: Any) -> list[dict[str, int]]:
-        """What each accepted submission's descriptor writes name (recording starts at the first call)."""
-        records: list[dict[str, int]] = provider.copy_paths()
-        return records
 
 
 class InstanceFactory:
