@@ -12,7 +12,7 @@ from __future__ import annotations
 import enum
 import errno
 import os
-from typing import Any, Generic, TypeVar
+from typing import Any, ClassVar, Generic, TypeVar
 
 __all__ = [
     "BackendError",
@@ -168,16 +168,12 @@ def _rebuild_backend_error(
     )
 
 
-class ReleaseFailure(Exception, Generic[T]):
-    """Failure to release a provider handle (``destroy_*``, ``free_buffer``, ``unload_program``).
-
-    Two shapes: :class:`ReleaseRejected` returns the live handle in
-    ``resource`` and allows a retry; :class:`ReleaseIndeterminate` means the
-    handle is gone, nothing may be assumed, and the provider instance must be
-    discarded. Neither is a :class:`BackendError`.
-    """
+class _OutcomeFailure(Exception):
+    """What a release and a submission failure share: the BackendError saying why (``error``, its ``kind``)
+    and whether the outcome is unknown (``indeterminate``: the Indeterminate shape of either)."""
 
     error: BackendError
+    indeterminate: ClassVar[bool] = False
 
     def __init__(self, error: BackendError) -> None:
         super().__init__(error)
@@ -187,9 +183,15 @@ class ReleaseFailure(Exception, Generic[T]):
     def kind(self) -> ErrorKind:
         return self.error.kind
 
-    @property
-    def indeterminate(self) -> bool:
-        return isinstance(self, ReleaseIndeterminate)
+
+class ReleaseFailure(_OutcomeFailure, Generic[T]):
+    """Failure to release a provider handle (``destroy_*``, ``free_buffer``, ``unload_program``).
+
+    Two shapes: :class:`ReleaseRejected` returns the live handle in
+    ``resource`` and allows a retry; :class:`ReleaseIndeterminate` means the
+    handle is gone, nothing may be assumed, and the provider instance must be
+    discarded. Neither is a :class:`BackendError`.
+    """
 
     # Aliases that mirror the seed's enum variants: ReleaseFailure.Rejected / .Indeterminate.
     Rejected: type[ReleaseRejected[Any]]
@@ -212,6 +214,8 @@ class ReleaseRejected(ReleaseFailure[T]):
 class ReleaseIndeterminate(ReleaseFailure[T]):
     """Release outcome unknown: the handle is invalid and the instance must be discarded."""
 
+    indeterminate = True
+
     def __str__(self) -> str:
         return f"release indeterminate (discard the provider instance): {self.error}"
 
@@ -220,27 +224,13 @@ ReleaseFailure.Rejected = ReleaseRejected
 ReleaseFailure.Indeterminate = ReleaseIndeterminate
 
 
-class SubmitFailure(Exception, Generic[E]):
+class SubmitFailure(_OutcomeFailure, Generic[E]):
     """Submission failure with an explicit acceptance boundary.
 
     :class:`SubmitRejected`: provably not accepted, nothing retained, retry
     allowed. :class:`SubmitIndeterminate`: acceptance unknown; ``event`` owns
     the invocation's resources until it is terminal and destroyed.
     """
-
-    error: BackendError
-
-    def __init__(self, error: BackendError) -> None:
-        super().__init__(error)
-        self.error = error
-
-    @property
-    def kind(self) -> ErrorKind:
-        return self.error.kind
-
-    @property
-    def indeterminate(self) -> bool:
-        return isinstance(self, SubmitIndeterminate)
 
     Rejected: type[SubmitRejected[Any]]
     Indeterminate: type[SubmitIndeterminate[Any]]
@@ -255,6 +245,8 @@ class SubmitRejected(SubmitFailure[E]):
 
 class SubmitIndeterminate(SubmitFailure[E]):
     """Acceptance is unknown; ``event`` must be polled to a terminal state and destroyed."""
+
+    indeterminate = True
 
     event: E
 
