@@ -43,13 +43,14 @@ def raises_kind(kind: ErrorKind) -> Iterator[pytest.ExceptionInfo[BackendError]]
     assert info.value.kind is kind, f"expected {kind.name}, got {info.value}"
 
 
-def real_device_params() -> list[Any]:
+def real_device_params(*, reference: bool = False) -> list[Any]:
     """``(family, entry)`` params of every wanted real device (``ACCEL_DEVICES``), marked with the family's
-    name; a family that is unavailable is one skip param with its reason. The reference family is left out."""
+    name; a family that is unavailable is one skip param with its reason. The reference family is left out,
+    unless ``reference``: then its devices come too, unmarked and whatever ``ACCEL_DEVICES`` says."""
     wanted = wanted_globs()
     params: list[Any] = []
     for name, family in load_families().items():
-        if name == "reference":
+        if name == "reference" and not reference:
             continue
         if isinstance(family, ProviderUnavailable):
             params.append(pytest.param(None, None, id=name, marks=pytest.mark.skip(reason=family.reason)))
@@ -60,6 +61,8 @@ def real_device_params() -> list[Any]:
             params.append(pytest.param(None, None, id=name, marks=pytest.mark.skip(reason=exc.reason)))
             continue
         for entry in entries:
-            if is_wanted(entry, wanted):
+            if name == "reference":
+                params.append(pytest.param(family, entry, id=device_test_id(entry)))
+            elif is_wanted(entry, wanted):
                 params.append(pytest.param(family, entry, id=device_test_id(entry), marks=getattr(pytest.mark, name)))
     return params

@@ -8,8 +8,6 @@ each provider (reference, and every real OpenCL / Vulkan device found, narrowed 
 
 from __future__ import annotations
 
-import fnmatch
-import os
 import re
 import time
 from typing import Any
@@ -36,26 +34,7 @@ from accelcore import (
     validate_transfer,
 )
 from accelcore.contract import refusals
-from accelcore.devices.registry import ProviderUnavailable, load_families
-
-
-def _providers() -> list[Any]:
-    wanted = [p.strip() for p in os.environ.get("ACCEL_DEVICES", "").split(",") if p.strip()]
-    params = []
-    for name, family in load_families().items():
-        if isinstance(family, ProviderUnavailable):
-            params.append(pytest.param(None, None, id=name, marks=pytest.mark.skip(reason=family.reason)))
-            continue
-        try:
-            entries = family.discover()
-        except ProviderUnavailable as exc:
-            params.append(pytest.param(None, None, id=name, marks=pytest.mark.skip(reason=exc.reason)))
-            continue
-        for entry in entries:
-            if wanted and name != "reference" and not any(fnmatch.fnmatch(entry.device_id, w) for w in wanted):
-                continue
-            params.append(pytest.param(family, entry, id=entry.device_id))
-    return params
+from accelcore.testing.pytest_support import real_device_params
 
 
 def _message(kind: ErrorKind, call: Any, *args: Any, **keywords: Any) -> str:
@@ -65,7 +44,7 @@ def _message(kind: ErrorKind, call: Any, *args: Any, **keywords: Any) -> str:
     return info.value.message
 
 
-@pytest.mark.parametrize(("family", "entry"), _providers())
+@pytest.mark.parametrize(("family", "entry"), real_device_params(reference=True))
 def test_same_condition_same_words(family: Any, entry: Any) -> None:
     setup = family.conformance(entry)
     provider = setup.factory()
