@@ -1,4 +1,6 @@
-"""Every test process starts with the environment ``accel`` and ``accelcore.devices()`` set up
+"""Fixtures every test folder shares, and the environment every test process starts from.
+
+Every test process starts with the environment ``accel`` and ``accelcore.devices()`` set up
 (:func:`accelcore.devices.environment.apply_defaults`: RUSTICL_ENABLE, XDG_RUNTIME_DIR, and OCL_ICD_VENDORS
 naming this checkout's vendors folder, which holds Intel's CPU runtime), before any test module is collected:
 the OpenCL ICD loader reads its folder once per process, at the first enumeration, and some modules enumerate
@@ -12,8 +14,18 @@ from __future__ import annotations
 
 import os
 
+import pytest
+
 from accelcore.devices.environment import apply_defaults
+from accelcore.testing.pytest_support import RaisesKind
+from accelcore.testing.pytest_support import raises_kind as expect_kind
 
 apply_defaults()
 for _size in ("COLUMNS", "LINES"):
     os.environ.pop(_size, None)
+
+
+@pytest.fixture
+def raises_kind() -> RaisesKind:
+    """``with raises_kind(ErrorKind.X[, match="regex"]): ...`` asserts a BackendError of exactly that kind."""
+    return expect_kind

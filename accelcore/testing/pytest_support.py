@@ -3,13 +3,14 @@
 - :func:`device_params`: the devices of one provider family as ``(params, ids)`` for
   ``metafunc.parametrize``, filtered by ``ACCEL_DEVICES`` (:mod:`accelcore.testing.selection`);
   an unavailable family or an empty selection is one skipped param that says why.
-- :func:`raises_kind`: ``pytest.raises(BackendError)`` that also insists on the error kind.
+- :func:`raises_kind`: ``pytest.raises(BackendError)`` that also insists on the error kind (the test suite's
+  ``raises_kind`` fixture; :data:`RaisesKind` is its type).
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Iterator
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager
 from typing import Any
 
 import pytest
@@ -18,7 +19,7 @@ from accelcore.contract.errors import BackendError, ErrorKind
 from accelcore.devices.registry import DeviceEntry, ProviderUnavailable, load_families
 from accelcore.testing.selection import device_test_id, is_wanted, wanted_globs
 
-__all__ = ["device_params", "raises_kind", "real_device_params"]
+__all__ = ["RaisesKind", "device_params", "raises_kind", "real_device_params"]
 
 
 def device_params(discover: Callable[[], Iterable[DeviceEntry]], label: str) -> tuple[list[Any], list[str]]:
@@ -36,11 +37,15 @@ def device_params(discover: Callable[[], Iterable[DeviceEntry]], label: str) -> 
 
 
 @contextmanager
-def raises_kind(kind: ErrorKind) -> Iterator[pytest.ExceptionInfo[BackendError]]:
-    """Expect a :class:`BackendError` of exactly ``kind``."""
-    with pytest.raises(BackendError) as info:
+def raises_kind(kind: ErrorKind, match: str | None = None) -> Iterator[pytest.ExceptionInfo[BackendError]]:
+    """Expect a :class:`BackendError` of exactly ``kind`` (and, given ``match``, a message that regex finds)."""
+    with pytest.raises(BackendError, match=match) as info:
         yield info
     assert info.value.kind is kind, f"expected {kind.name}, got {info.value}"
+
+
+RaisesKind = Callable[..., AbstractContextManager[pytest.ExceptionInfo[BackendError]]]
+"""The type of :func:`raises_kind` (and of the ``raises_kind`` fixture of ``tests/conftest.py``)."""
 
 
 def real_device_params(*, reference: bool = False) -> list[Any]:

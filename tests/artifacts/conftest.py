@@ -1,30 +1,12 @@
-"""Shared helpers for the artifact tests: kind-checking raises and tool discovery."""
+"""Shared helpers for the artifact tests: tool discovery."""
 
 from __future__ import annotations
 
 import shutil
 import subprocess
-from collections.abc import Callable, Iterator
-from contextlib import AbstractContextManager, contextmanager
+from collections.abc import Callable
 
 import pytest
-
-from accelcore import BackendError, ErrorKind
-
-RaisesKind = Callable[..., AbstractContextManager[pytest.ExceptionInfo[BackendError]]]
-
-
-@contextmanager
-def _raises_kind(kind: ErrorKind, match: str | None = None) -> Iterator[pytest.ExceptionInfo[BackendError]]:
-    with pytest.raises(BackendError, match=match) as info:
-        yield info
-    assert info.value.kind is kind, f"expected {kind.name}, got {info.value}"
-
-
-@pytest.fixture
-def raises_kind() -> RaisesKind:
-    """``with raises_kind(ErrorKind.X, match="regex"): ...`` asserts a BackendError of exactly that kind."""
-    return _raises_kind
 
 
 def _tool(name: str) -> str:

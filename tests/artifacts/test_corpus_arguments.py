@@ -46,8 +46,9 @@ from accelcore.kernels.package import (
 )
 from accelcore.kernels.package_codec import parse_package, validate_package, write_package
 from accelcore.kernels.values import decode_value
+from accelcore.testing.pytest_support import RaisesKind
 
-from .conftest import RaisesKind, run_tool
+from .conftest import run_tool
 
 ROOT = corpus_root()
 MANIFEST = json.loads((ROOT / "manifest.json").read_text())

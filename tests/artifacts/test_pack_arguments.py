@@ -15,8 +15,9 @@ from accelcore.kernels.pack import TypedValue, pack_module
 from accelcore.kernels.package import ANY_LOCAL_SIZE, Coverage, DescriptorType, Dispatch, DispatchKind, KernelArgument
 from accelcore.kernels.package_codec import parse_package, write_package
 from accelcore.kernels.values import ScalarType, ValueType
+from accelcore.testing.pytest_support import RaisesKind
 
-from .conftest import RaisesKind, run_tool
+from .conftest import run_tool
 
 SAXPY = b"""
 __kernel void saxpy(const float a, __global const float *x, __global float *y, const int n, __local float *tmp)

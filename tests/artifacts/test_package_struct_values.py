@@ -24,8 +24,7 @@ from accelcore.kernels.package import (
     PackageBinding,
 )
 from accelcore.kernels.package_codec import HEADER_BYTES, parse_package, validate_package, write_package
-
-from .conftest import RaisesKind
+from accelcore.testing.pytest_support import RaisesKind
 
 ROW_BYTES, RECORD_BYTES = 40, 16
 STRUCT = bytes(range(1, 34))  # 33 bytes: the record data is padded to 36

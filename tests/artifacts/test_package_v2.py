@@ -27,8 +27,7 @@ from accelcore.kernels.package import (
 )
 from accelcore.kernels.package_codec import HEADER_BYTES, parse_package, validate_package, write_package
 from accelcore.kernels.values import ScalarType, ValueType, encode_value
-
-from .conftest import RaisesKind
+from accelcore.testing.pytest_support import RaisesKind
 
 SPIRV_HEADER = struct.pack("<5I", 0x07230203, 0x00010300, 0, 8, 0)
 F32 = ValueType(ScalarType.F32)

@@ -22,8 +22,7 @@ from hypothesis import strategies as st
 
 from accelcore import BackendError, ErrorKind
 from accelcore.kernels.spirv import TYPE_STEP_LIMIT, Flavour, SpirvModule, inspect_spirv
-
-from .conftest import RaisesKind
+from accelcore.testing.pytest_support import RaisesKind
 
 MAGIC = 0x07230203
 

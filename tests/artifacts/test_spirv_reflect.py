@@ -19,8 +19,7 @@ import pytest
 
 from accelcore import ErrorKind
 from accelcore.kernels.spirv import Flavour, SpirvModule, SpirvType, inspect_spirv
-
-from .conftest import RaisesKind
+from accelcore.testing.pytest_support import RaisesKind
 
 
 def require(name: str) -> str:

@@ -21,7 +21,7 @@ from accelcore import (
 )
 
 if TYPE_CHECKING:
-    from conftest import RaisesKind
+    from accelcore.testing.pytest_support import RaisesKind
 
 U64_MAX = 2**64 - 1
 HV = BufferProperties.HOST_VISIBLE

@@ -28,7 +28,7 @@ from accelcore import (
 )
 
 if TYPE_CHECKING:
-    from conftest import RaisesKind
+    from accelcore.testing.pytest_support import RaisesKind
 
 LIMIT_FIELDS = [f.name for f in dataclasses.fields(DeviceLimits)]
 U64_LIMITS = {"max_buffer_bytes", "max_artifact_bytes", "total_memory_bytes"}

@@ -20,7 +20,7 @@ from accelcore import (
 )
 
 if TYPE_CHECKING:
-    from conftest import RaisesKind
+    from accelcore.testing.pytest_support import RaisesKind
 
 
 def test_accelerator_class_numbers() -> None:

@@ -25,7 +25,7 @@ from accelcore import (
 )
 
 if TYPE_CHECKING:
-    from conftest import RaisesKind
+    from accelcore.testing.pytest_support import RaisesKind
 
 DTYPES = ["u1", "i1", "u2", "i4", "f2", "f4", "f8", "c8", "c16", "?", ">i4", "M8[s]", [("a", "i4"), ("b", "f8")]]
 SHAPES = [(0,), (7,), (3, 5), (2, 3, 4), (), (0, 3)]

@@ -20,7 +20,7 @@ from accelcore import (
 )
 
 if TYPE_CHECKING:
-    from conftest import RaisesKind
+    from accelcore.testing.pytest_support import RaisesKind
 
 
 def test_artifact_format_is_a_nonzero_u32(raises_kind: RaisesKind) -> None:

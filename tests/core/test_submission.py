@@ -25,7 +25,7 @@ from accelcore import (
 )
 
 if TYPE_CHECKING:
-    from conftest import RaisesKind
+    from accelcore.testing.pytest_support import RaisesKind
 
 U64_MAX = 2**64 - 1
 R, W, RW = AccessMode.READ, AccessMode.WRITE, AccessMode.READ_WRITE

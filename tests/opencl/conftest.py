@@ -15,20 +15,17 @@ os.environ.setdefault("RUSTICL_ENABLE", "swrast")
 os.environ.setdefault("ACCELCORE_CACHE_DIR", __import__("tempfile").mkdtemp(prefix="accel-opencl-cache-"))
 
 from collections.abc import Callable, Iterator
-from contextlib import AbstractContextManager
 from typing import Any
 
 import numpy as np
 import pytest
 
 from accelcore import (
-    BackendError,
     BindingRef,
     BufferDesc,
     BufferRange,
     BufferUsage,
     ContextDesc,
-    ErrorKind,
     EventState,
     MemoryDomain,
     MemorySink,
@@ -40,7 +37,6 @@ from accelcore.contract.waiting import poll_until_terminal
 from accelcore.devices.registry import DeviceEntry
 from accelcore.kernels.package import Dispatch, DispatchKind, KernelPackage, ModuleKind, PackageBinding
 from accelcore.testing.pytest_support import device_params
-from accelcore.testing.pytest_support import raises_kind as expect_kind
 
 RW_USAGE = BufferUsage.TRANSFER_SOURCE | BufferUsage.TRANSFER_DESTINATION
 
@@ -75,11 +71,6 @@ def tag_of(entry: DeviceEntry) -> str:
 
 
 # --------------------------------------------------------------------------- helpers
-
-
-@pytest.fixture
-def raises_kind() -> Callable[[ErrorKind], AbstractContextManager[pytest.ExceptionInfo[BackendError]]]:
-    return expect_kind
 
 
 DOUBLE_SOURCE = """

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable, Iterator
-from contextlib import AbstractContextManager
 from typing import Any
 
 import pytest
@@ -22,13 +21,11 @@ os.environ.setdefault("XDG_RUNTIME_DIR", "/tmp")
 from accelcore import (
     AccessMode,
     ArtifactRef,
-    BackendError,
     BindingRef,
     BufferDesc,
     BufferRange,
     BufferUsage,
     ContextDesc,
-    ErrorKind,
     EventState,
     MemoryDomain,
     MemorySink,
@@ -41,7 +38,6 @@ from accelcore.contract.waiting import poll_until_terminal
 from accelcore.devices.registry import DeviceEntry
 from accelcore.kernels.package import ModuleKind, format_for
 from accelcore.testing.pytest_support import device_params
-from accelcore.testing.pytest_support import raises_kind as expect_kind
 from accelcore.testing.selection import device_test_id
 
 TRANSFER = BufferUsage.TRANSFER_SOURCE | BufferUsage.TRANSFER_DESTINATION
@@ -128,11 +124,6 @@ def make_accel(entry: DeviceEntry) -> Iterator[Callable[..., Any]]:
 @pytest.fixture
 def accel(make_accel: Callable[..., Any]) -> Any:
     return make_accel()
-
-
-@pytest.fixture
-def raises_kind() -> Callable[[ErrorKind], AbstractContextManager[pytest.ExceptionInfo[BackendError]]]:
-    return expect_kind
 
 
 def artifact(raw: bytes, kind: ModuleKind = VK, resident_bytes: int = 64 << 20) -> ArtifactRef:
