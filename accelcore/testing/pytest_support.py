@@ -3,6 +3,8 @@
 - :func:`device_params`: the devices of one provider family as ``(params, ids)`` for
   ``metafunc.parametrize``, filtered by ``ACCEL_DEVICES`` (:mod:`accelcore.testing.selection`);
   an unavailable family or an empty selection is one skipped param that says why.
+- :func:`provider_device_params`: the same over the inventory's devices of some providers (what
+  ``accelcore.devices()`` lists), for the high-level API's tests.
 - :func:`raises_kind`: ``pytest.raises(BackendError)`` that also insists on the error kind (the test suite's
   ``raises_kind`` fixture; :data:`RaisesKind` is its type).
 """
@@ -19,7 +21,7 @@ from accelcore.contract.errors import BackendError, ErrorKind
 from accelcore.devices.registry import DeviceEntry, ProviderUnavailable, load_families
 from accelcore.testing.selection import device_test_id, is_wanted, wanted_globs
 
-__all__ = ["RaisesKind", "device_params", "raises_kind", "real_device_params"]
+__all__ = ["RaisesKind", "device_params", "provider_device_params", "raises_kind", "real_device_params"]
 
 
 def device_params(discover: Callable[[], Iterable[DeviceEntry]], label: str) -> tuple[list[Any], list[str]]:
@@ -34,6 +36,19 @@ def device_params(discover: Callable[[], Iterable[DeviceEntry]], label: str) -> 
         reason = f"no {label} device found" + (f" matching ACCEL_DEVICES={wanted}" if wanted else "")
         return [pytest.param(None, marks=pytest.mark.skip(reason=reason))], ["none"]
     return list(entries), [device_test_id(e) for e in entries]
+
+
+_PROVIDER_LABELS = {"opencl": "OpenCL", "vulkan": "Vulkan"}
+
+
+def provider_device_params(*providers: str) -> tuple[list[Any], list[str]]:
+    """:func:`device_params` over the inventory's devices (``accelcore.devices()``) of ``providers``
+    (default: opencl and vulkan), labelled by them in a skip reason ("no OpenCL or Vulkan device found")."""
+    from accelcore.devices.inventory import discover
+
+    chosen = providers or ("opencl", "vulkan")
+    label = " or ".join(_PROVIDER_LABELS.get(name, name) for name in chosen)
+    return device_params(lambda: [e for e in discover().devices if e.provider in chosen], label)
 
 
 @contextmanager

@@ -18,7 +18,7 @@ import accelcore as ac
 from accelcore import ErrorKind
 from accelcore.conformance.corpus import corpus_root
 from accelcore.devices.environment import apply_defaults
-from accelcore.testing.pytest_support import device_params, raises_kind
+from accelcore.testing.pytest_support import provider_device_params, raises_kind
 
 apply_defaults()
 
@@ -36,11 +36,7 @@ N = 256
 A = 2.5
 
 
-def _entries() -> list[Any]:
-    return [e for e in ac.devices() if e.provider in ("opencl", "vulkan")]
-
-
-DEVICES, DEVICE_IDS = device_params(_entries, "OpenCL or Vulkan")
+DEVICES, DEVICE_IDS = provider_device_params()
 
 
 def _arrays(seed: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:

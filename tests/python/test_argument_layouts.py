@@ -19,13 +19,13 @@ from accelcore.devices.environment import apply_defaults
 from accelcore.kernels.layouts import ElementLayout, LayoutField, check_array, encode_layout
 from accelcore.kernels.opencl_signature import opencl_kernels
 from accelcore.kernels.values import ScalarType
-from accelcore.testing.pytest_support import device_params, raises_kind
+from accelcore.testing.pytest_support import provider_device_params, raises_kind
 
 apply_defaults()
 
 DATA = Path(__file__).parent / "data" / "layouts"
-OPENCL, OPENCL_IDS = device_params(lambda: [e for e in ac.devices() if e.provider == "opencl"], "OpenCL")
-VULKAN, VULKAN_IDS = device_params(lambda: [e for e in ac.devices() if e.provider == "vulkan"], "Vulkan")
+OPENCL, OPENCL_IDS = provider_device_params("opencl")
+VULKAN, VULKAN_IDS = provider_device_params("vulkan")
 opencl = pytest.mark.parametrize("entry", OPENCL, ids=OPENCL_IDS)
 vulkan = pytest.mark.parametrize("entry", VULKAN, ids=VULKAN_IDS)
 

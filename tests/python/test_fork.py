@@ -15,12 +15,11 @@ import textwrap
 
 import pytest
 
-import accelcore as ac
 from accelcore.devices.environment import apply_defaults
-from accelcore.testing.pytest_support import device_params
+from accelcore.testing.pytest_support import provider_device_params
 
 apply_defaults()
-ENTRIES, IDS = device_params(lambda: [e for e in ac.devices() if e.provider in ("opencl", "vulkan")], "any")
+ENTRIES, IDS = provider_device_params()
 FORK_LIMIT_S = 60.0
 
 KERNELS = {

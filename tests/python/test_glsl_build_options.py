@@ -18,11 +18,11 @@ from accelcore.devices.environment import apply_defaults
 from accelcore.kernels.glsl import compile_glsl, glsl_build_options
 from accelcore.kernels.package_codec import parse_package
 from accelcore.kernels.spirv import inspect_spirv
-from accelcore.testing.pytest_support import device_params, raises_kind
+from accelcore.testing.pytest_support import provider_device_params, raises_kind
 
 apply_defaults()
 
-VULKAN, VULKAN_IDS = device_params(lambda: [e for e in ac.devices() if e.provider == "vulkan"], "Vulkan")
+VULKAN, VULKAN_IDS = provider_device_params("vulkan")
 vulkan = pytest.mark.parametrize("entry", VULKAN, ids=VULKAN_IDS)
 
 COUNT = 256

@@ -12,7 +12,7 @@ import accelcore as ac
 from accelcore import BackendError, ErrorKind
 from accelcore.devices.environment import apply_defaults
 from accelcore.devices.selector import SelectorError
-from accelcore.testing.pytest_support import device_params
+from accelcore.testing.pytest_support import provider_device_params
 
 apply_defaults()
 
@@ -51,12 +51,8 @@ void main() { v[gl_GlobalInvocationID.x] = A * float(gl_WorkGroupSize.x) + float
 """
 
 
-def _entries(provider: str) -> list[object]:
-    return [e for e in ac.devices() if e.provider == provider]
-
-
-OPENCL, OPENCL_IDS = device_params(lambda: _entries("opencl"), "OpenCL")
-VULKAN, VULKAN_IDS = device_params(lambda: _entries("vulkan"), "Vulkan")
+OPENCL, OPENCL_IDS = provider_device_params("opencl")
+VULKAN, VULKAN_IDS = provider_device_params("vulkan")
 
 
 @pytest.fixture

@@ -13,11 +13,11 @@ from accelcore import BackendError, ErrorKind
 from accelcore.devices.environment import apply_defaults
 from accelcore.engine import ResourcePolicy
 from accelcore.engine.policy import MEMORY_OVERCOMMIT_ENV
-from accelcore.testing.pytest_support import device_params
+from accelcore.testing.pytest_support import provider_device_params
 
 apply_defaults()
 
-ALL, ALL_IDS = device_params(lambda: [e for e in ac.devices() if e.provider in ("opencl", "vulkan")], "devices")
+ALL, ALL_IDS = provider_device_params()
 KIB = 1024
 
 

@@ -18,19 +18,15 @@ from accelcore import ErrorKind
 from accelcore.devices.environment import apply_defaults
 from accelcore.kernels.opencl_signature import opencl_kernels
 from accelcore.kernels.values import ScalarType, ValueType
-from accelcore.testing.pytest_support import device_params, raises_kind
+from accelcore.testing.pytest_support import provider_device_params, raises_kind
 
 apply_defaults()
 
 DATA = Path(__file__).parent / "data" / "public_style"
 
 
-def _entries(provider: str) -> list[Any]:
-    return [e for e in ac.devices() if e.provider == provider]
-
-
-OPENCL, OPENCL_IDS = device_params(lambda: _entries("opencl"), "OpenCL")
-VULKAN, VULKAN_IDS = device_params(lambda: _entries("vulkan"), "Vulkan")
+OPENCL, OPENCL_IDS = provider_device_params("opencl")
+VULKAN, VULKAN_IDS = provider_device_params("vulkan")
 opencl = pytest.mark.parametrize("entry", OPENCL, ids=OPENCL_IDS)
 vulkan = pytest.mark.parametrize("entry", VULKAN, ids=VULKAN_IDS)
 

@@ -23,7 +23,7 @@ from accelcore.kernels.glsl import compile_glsl
 from accelcore.kernels.pack import pack_module
 from accelcore.kernels.package import ModuleKind
 from accelcore.kernels.package_codec import write_package
-from accelcore.testing.pytest_support import device_params, raises_kind
+from accelcore.testing.pytest_support import provider_device_params, raises_kind
 
 apply_defaults()
 
@@ -59,12 +59,8 @@ void main() { uint i = gl_GlobalInvocationID.x; if (i < p.n) y[i] = p.a * float(
 """
 
 
-def _entries(provider: str) -> list[object]:
-    return [e for e in ac.devices() if e.provider == provider]
-
-
-OPENCL, OPENCL_IDS = device_params(lambda: _entries("opencl"), "OpenCL")
-VULKAN, VULKAN_IDS = device_params(lambda: _entries("vulkan"), "Vulkan")
+OPENCL, OPENCL_IDS = provider_device_params("opencl")
+VULKAN, VULKAN_IDS = provider_device_params("vulkan")
 
 
 @pytest.fixture

@@ -31,13 +31,12 @@ from typing import Any
 import numpy as np
 import pytest
 
-import accelcore as ac
 from accelcore import AccessMode, ArtifactRef, BackendError, ErrorKind, EventState, MemorySource
 from accelcore.api import Binding, Device, Run
 from accelcore.devices.environment import apply_defaults
 from accelcore.engine import EngineState
 from accelcore.testing import REFERENCE_FORMAT, REFERENCE_TARGET, FaultAccelerator, ReferenceAccelerator, encode_program
-from accelcore.testing.pytest_support import device_params
+from accelcore.testing.pytest_support import provider_device_params
 
 apply_defaults()
 
@@ -45,12 +44,8 @@ CHILD_LIMIT_S = 150.0
 """Wall-clock bound of one child (start-up, driver init and the checks); a hang fails the case."""
 
 
-def _entries(provider: str) -> list[object]:
-    return [e for e in ac.devices() if e.provider == provider]
-
-
-OPENCL, OPENCL_IDS = device_params(lambda: _entries("opencl"), "OpenCL")
-VULKAN, VULKAN_IDS = device_params(lambda: _entries("vulkan"), "Vulkan")
+OPENCL, OPENCL_IDS = provider_device_params("opencl")
+VULKAN, VULKAN_IDS = provider_device_params("vulkan")
 DEVICES, DEVICE_IDS = OPENCL + VULKAN, OPENCL_IDS + VULKAN_IDS
 
 

@@ -28,7 +28,7 @@ import accelcore as ac
 from accelcore import ErrorKind
 from accelcore.api import guard_pattern
 from accelcore.devices.environment import apply_defaults
-from accelcore.testing.pytest_support import device_params, raises_kind
+from accelcore.testing.pytest_support import provider_device_params, raises_kind
 
 apply_defaults()
 
@@ -75,11 +75,7 @@ void main() {
 W, H = 4, 4  # 16 work-items
 
 
-def _entries() -> list[Any]:
-    return [e for e in ac.devices() if e.provider in ("opencl", "vulkan")]
-
-
-DEVICES, DEVICE_IDS = device_params(_entries, "OpenCL or Vulkan")
+DEVICES, DEVICE_IDS = provider_device_params()
 
 
 @pytest.fixture

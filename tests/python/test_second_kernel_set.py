@@ -25,7 +25,7 @@ import pytest
 import accelcore as ac
 from accelcore import ErrorKind
 from accelcore.devices.environment import apply_defaults
-from accelcore.testing.pytest_support import device_params, raises_kind
+from accelcore.testing.pytest_support import provider_device_params, raises_kind
 
 apply_defaults()
 
@@ -35,8 +35,8 @@ assert _spec is not None and _spec.loader is not None
 REF = importlib.util.module_from_spec(_spec)
 _spec.loader.exec_module(REF)
 
-OPENCL, OPENCL_IDS = device_params(lambda: [e for e in ac.devices() if e.provider == "opencl"], "OpenCL")
-VULKAN, VULKAN_IDS = device_params(lambda: [e for e in ac.devices() if e.provider == "vulkan"], "Vulkan")
+OPENCL, OPENCL_IDS = provider_device_params("opencl")
+VULKAN, VULKAN_IDS = provider_device_params("vulkan")
 opencl = pytest.mark.parametrize("entry", OPENCL, ids=OPENCL_IDS)
 vulkan = pytest.mark.parametrize("entry", VULKAN, ids=VULKAN_IDS)
 

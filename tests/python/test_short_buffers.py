@@ -32,7 +32,7 @@ from accelcore.conformance.corpus import corpus_root
 from accelcore.devices.environment import apply_defaults
 from accelcore.devices.inventory import discover
 from accelcore.engine import ResourcePolicy
-from accelcore.testing.pytest_support import device_params, raises_kind
+from accelcore.testing.pytest_support import provider_device_params, raises_kind
 
 apply_defaults()
 
@@ -78,11 +78,7 @@ N, GLOBAL = 1000, 5000
 SHORT, LONG = 16, 4096  # a 64-byte input read by 4,096 work-items: 16 KiB, past a 4 KiB guard tail
 
 
-def _entries() -> list[Any]:
-    return [e for e in ac.devices() if e.provider in ("opencl", "vulkan")]
-
-
-DEVICES, DEVICE_IDS = device_params(_entries, "OpenCL or Vulkan")
+DEVICES, DEVICE_IDS = provider_device_params()
 
 
 @pytest.fixture

@@ -11,11 +11,11 @@ import pytest
 
 import accelcore as ac
 from accelcore.devices.environment import apply_defaults
-from accelcore.testing.pytest_support import device_params
+from accelcore.testing.pytest_support import provider_device_params
 
 apply_defaults()
 
-ENTRIES, IDS = device_params(lambda: [e for e in ac.devices() if e.provider in ("opencl", "vulkan")], "device")
+ENTRIES, IDS = provider_device_params()
 SOURCE = """__kernel void square(__global const float *x, __global float *out) {
     int i = get_global_id(0);
     out[i] = x[i] * x[i];

@@ -14,7 +14,7 @@ import pytest
 import accelcore as ac
 from accelcore import BackendError
 from accelcore.devices.environment import apply_defaults
-from accelcore.testing.pytest_support import device_params
+from accelcore.testing.pytest_support import provider_device_params
 
 apply_defaults()
 
@@ -35,7 +35,7 @@ void main() { uint i = gl_GlobalInvocationID.x; if (int(i) < p.n) y[i] = p.a * x
 THREADS = 8
 CALLS = 40
 
-ALL, ALL_IDS = device_params(lambda: [e for e in ac.devices() if e.provider in ("opencl", "vulkan")], "devices")
+ALL, ALL_IDS = provider_device_params()
 
 
 def _source(entry: object, tmp_path: Path) -> Path:
