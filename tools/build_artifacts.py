@@ -190,6 +190,8 @@ OpenCL C 2.0, __opencl_c_subgroups 3.0; clang-15's spir64 target declares them u
 
 
 def opencl_spirv_output(name: str) -> Output:
+    """``src/opencl/NAME.cl`` compiled to OpenCL SPIR-V (clang-15 to SPIR bitcode, llvm-spirv-15), under OpenCL C 1.2
+    unless :data:`NUMERICS_OPENCL_STD` says otherwise: the corpus kernels and the numerics files alike."""
     opencl = f"src/opencl/{name}.cl"
     cl = f"spirv/{name}.cl.spv"
     bitcode = f"spirv/{name}.cl.bc"
@@ -228,34 +230,8 @@ def plan() -> list[Output]:
         opencl = f"src/opencl/{name}.cl"
         vk = f"spirv/{name}.vk.spv"
         cl = f"spirv/{name}.cl.spv"
-        bitcode = f"spirv/{name}.cl.bc"
         outputs.append(glsl_output(name))
-        outputs.append(
-            Output(
-                cl,
-                "SPIRV_OPENCL module",
-                [opencl],
-                [
-                    [
-                        "clang-15",
-                        "-c",
-                        "-target",
-                        "spir64",
-                        "-cl-std=CL1.2",
-                        "-O0",
-                        "-Xclang",
-                        "-finclude-default-header",
-                        "-emit-llvm",
-                        "-o",
-                        bitcode,
-                        opencl,
-                    ],
-                    ["llvm-spirv-15", bitcode, "-o", cl],
-                    ["rm", bitcode],
-                ],
-                "clang-15 + llvm-spirv-15",
-            )
-        )
+        outputs.append(opencl_spirv_output(name))
         for kind in SHIPPED_KINDS:
             module = opencl if kind is ModuleKind.OPENCL_SOURCE else (vk if kind is ModuleKind.SPIRV_VULKAN else cl)
             target = f"packages/{name}.{PACKAGE_SUFFIX[kind]}.kpkg"
