@@ -6,7 +6,7 @@ import html
 
 from .heatmap import CSS as HEATMAP_CSS
 from .heatmap import numerics_heatmap
-from .matrix import Matrix
+from .matrix import VERDICT_TEXT, Matrix
 
 __all__ = ["matrix_to_html"]
 
@@ -25,17 +25,6 @@ dt{font-family:ui-monospace,monospace;margin-top:.6rem}dd{white-space:pre-wrap;m
 small.why{display:block;max-width:18rem;font-weight:normal;text-align:left}small.why a{color:#611}
 """
 
-_SYMBOL = {
-    "pass": "pass",
-    "fail": "FAIL",
-    "timeout": "TIMEOUT",
-    "crash": "CRASH",
-    "flake": "flake",
-    "skip": "skip",
-    "xfail": "xfail",
-    "xpass": "XPASS",
-    "interrupted": "INTERRUPTED",
-}
 SLOWEST = 10
 """How many of the slowest cells the page lists."""
 _FAILING = frozenset({"fail", "timeout", "crash", "xpass", "flake", "interrupted"})
@@ -100,7 +89,7 @@ def matrix_to_html(matrix: Matrix, *, strict: bool = False, title: str = "accel 
                 shown = f'<br><small class="why"><a href="#{anchor}">{esc(short)}</a></small>'
             parts.append(
                 f'<td class="{esc(cell.verdict)}" title="{esc(reason)}">'
-                f"{_SYMBOL.get(cell.verdict, esc(cell.verdict))}{measured}{shown}</td>"
+                f"{VERDICT_TEXT.get(cell.verdict, esc(cell.verdict))}{measured}{shown}</td>"
             )
             if cell.verdict == "pass" or not reason:
                 continue

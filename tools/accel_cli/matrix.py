@@ -39,6 +39,7 @@ from .expectations import Expectation, match_expectation, match_flake
 __all__ = [
     "INTERRUPTED",
     "MATRIX_FORMAT",
+    "VERDICT_TEXT",
     "WORKER_CASE",
     "CaseCell",
     "DeviceRecord",
@@ -53,6 +54,18 @@ __all__ = [
 MATRIX_FORMAT = "accel-conformance-matrix/1"
 WORKER_CASE = "worker"
 VERDICTS = ("pass", "fail", "timeout", "crash", "flake", "skip", "xfail", "xpass", "interrupted")
+VERDICT_TEXT = {
+    "pass": "pass",
+    "fail": "FAIL",
+    "timeout": "TIMEOUT",
+    "crash": "CRASH",
+    "flake": "flake",
+    "skip": "skip",
+    "xfail": "xfail",
+    "xpass": "XPASS",
+    "interrupted": "INTERRUPTED",
+}
+"""How a matrix cell writes each verdict (terminal and HTML alike): upper case where a reader must look."""
 FAILING_VERDICTS = ("fail", "timeout", "crash")
 """Unexpected failures: ``timeout`` ran past --case-timeout, ``crash`` killed its worker."""
 OUTCOMES = ("completed", "crashed", "timeout", "unavailable", "stopped", "interrupted")

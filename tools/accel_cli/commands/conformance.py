@@ -39,7 +39,7 @@ from ..failures import DeviceFailure, InputRejected, Interrupted, UsageProblem
 from ..html_report import matrix_to_html
 from ..inventory import discover, known_family_names
 from ..junit import matrix_to_junit
-from ..matrix import Matrix, MatrixFormatError, load_matrix, now_iso, with_unique_labels
+from ..matrix import VERDICT_TEXT, Matrix, MatrixFormatError, load_matrix, now_iso, with_unique_labels
 from ..matrix import merge as merge_matrices
 from ..orchestrate import CaseOptions, ConformanceInterrupted, DeviceProgress, run_devices
 from ..render import console, error_boundary, set_json_mode
@@ -57,17 +57,6 @@ _STYLE = {
     "xfail": "yellow",
     "xpass": "bold blue",
     "interrupted": "bold red italic",
-}
-_TEXT = {
-    "pass": "pass",
-    "fail": "FAIL",
-    "timeout": "TIMEOUT",
-    "crash": "CRASH",
-    "flake": "flake",
-    "skip": "skip",
-    "xfail": "xfail",
-    "xpass": "XPASS",
-    "interrupted": "INTERRUPTED",
 }
 
 
@@ -139,7 +128,9 @@ def _print_matrix(matrix: Matrix, *, reasons: bool, strict: bool) -> None:
                 row.append("[dim]—[/dim]")
             else:
                 measured = f"\n{escape(cell.measured)}" if cell.measured else ""
-                row.append(f"[{_STYLE.get(cell.verdict, '')}]{_TEXT.get(cell.verdict, cell.verdict)}[/]{measured}")
+                row.append(
+                    f"[{_STYLE.get(cell.verdict, '')}]{VERDICT_TEXT.get(cell.verdict, cell.verdict)}[/]{measured}"
+                )
         table.add_row(*row)
     out.print(table)
     if reasons:
