@@ -88,3 +88,19 @@ def make() -> object:
 def real_devices() -> list[Any]:
     """``(family, entry)`` params of every wanted real device (ACCEL_DEVICES); a missing family is a skip."""
     return real_device_params()
+
+
+def load_target(
+    engine: CommandEngine[Any, Any, Any, Any, Any], target: Any
+) -> tuple[int, list[tuple[Any, int]], int, int]:
+    """A conformance ``target`` set up through ``engine``: (context, [(fixture, buffer written with its initial
+    bytes)], program, queue)."""
+    context = engine.create_context()
+    buffers = []
+    for fixture in target.fixtures:
+        desc = BufferDesc(len(fixture.initial), fixture.alignment, fixture.domain, fixture.buffer_usage())
+        buffer = engine.allocate_buffer(context, desc)
+        engine.write_buffer(buffer, 0, fixture.initial)
+        buffers.append((fixture, buffer))
+    artifact = ArtifactRef(target.format, target.target, MemorySource(target.artifact), target.resident_bytes)
+    return context, buffers, engine.load_program(context, artifact), engine.create_queue(context)

@@ -12,11 +12,11 @@ from typing import Any
 
 import pytest
 
-from accelcore import ArtifactRef, BufferDesc, ErrorKind, EventState, MemorySource
+from accelcore import ErrorKind, EventState
 from accelcore.engine import CommandEngine, ResourcePolicy
 from accelcore.testing.pytest_support import raises_kind
 
-from .conftest import real_devices
+from .conftest import load_target, real_devices
 
 LIMIT_S = 0.05
 
@@ -38,17 +38,8 @@ def _real(family: Any, entry: Any) -> tuple[Any, Any, CommandEngine[Any, Any, An
     setup = family.conformance(entry)
     provider = setup.factory()
     engine: CommandEngine[Any, Any, Any, Any, Any] = CommandEngine(provider, ResourcePolicy())
-    target = setup.target
-    context = engine.create_context()
-    buffers = []
-    for fixture in target.fixtures:
-        desc = BufferDesc(len(fixture.initial), fixture.alignment, fixture.domain, fixture.buffer_usage())
-        buffer = engine.allocate_buffer(context, desc)
-        engine.write_buffer(buffer, 0, fixture.initial)
-        buffers.append((fixture, buffer))
-    artifact = ArtifactRef(target.format, target.target, MemorySource(target.artifact), target.resident_bytes)
-    program = engine.load_program(context, artifact)
-    return setup, provider, engine, buffers, program, engine.create_queue(context)
+    _, buffers, program, queue = load_target(engine, setup.target)
+    return setup, provider, engine, buffers, program, queue
 
 
 @pytest.mark.parametrize(("family", "entry"), real_devices())

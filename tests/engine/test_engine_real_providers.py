@@ -13,19 +13,17 @@ from typing import Any
 import pytest
 
 from accelcore import (
-    ArtifactRef,
     BackendError,
     BufferDesc,
     ErrorKind,
     EventState,
-    MemorySource,
     ReleaseRejected,
     SubmitIndeterminate,
 )
 from accelcore.engine import CommandEngine, EngineState
 from accelcore.testing import Fault, FaultAccelerator, FaultKind
 
-from .conftest import real_devices
+from .conftest import load_target, real_devices
 
 DEVICES = real_devices()
 
@@ -38,16 +36,7 @@ class _Run:
         self.engine: CommandEngine[Any, Any, Any, Any, Any] = CommandEngine(self.faults)
 
     def build(self) -> tuple[int, list[tuple[Any, int]], int, int]:
-        engine, target = self.engine, self.setup.target
-        context = engine.create_context()
-        buffers = []
-        for fixture in target.fixtures:
-            desc = BufferDesc(len(fixture.initial), fixture.alignment, fixture.domain, fixture.buffer_usage())
-            buffer = engine.allocate_buffer(context, desc)
-            engine.write_buffer(buffer, 0, fixture.initial)
-            buffers.append((fixture, buffer))
-        artifact = ArtifactRef(target.format, target.target, MemorySource(target.artifact), target.resident_bytes)
-        return context, buffers, engine.load_program(context, artifact), engine.create_queue(context)
+        return load_target(self.engine, self.setup.target)
 
     def submit(self, buffers: list[tuple[Any, int]], program: int, queue: int) -> int:
         bindings = [(f.slot, b, None, f.access) for f, b in buffers]
