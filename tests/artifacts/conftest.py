@@ -1,10 +1,11 @@
-"""Shared helpers for the artifact tests: tool discovery."""
+"""Shared helpers for the artifact tests: tool discovery and the OpenCL devices pyopencl offers."""
 
 from __future__ import annotations
 
 import shutil
 import subprocess
 from collections.abc import Callable
+from typing import Any
 
 import pytest
 
@@ -34,3 +35,23 @@ def run_tool(*command: str, cwd: str | None = None) -> subprocess.CompletedProce
 def tool() -> Callable[[str], str]:
     """``tool("spirv-val")``: the tool's path, or skip naming its Debian package."""
     return _tool
+
+
+def opencl_devices() -> list[Any]:
+    """Every device of every OpenCL platform, straight from pyopencl (none without it): the corpus tests that
+    check the kernels against real drivers without accel_opencl."""
+    try:
+        import pyopencl as cl
+    except ImportError:
+        return []
+    found = []
+    try:
+        platforms = cl.get_platforms()
+    except cl.Error:
+        return []
+    for platform in platforms:
+        try:
+            found.extend(platform.get_devices())
+        except cl.Error:
+            continue  # e.g. Mesa's Clover platform with zero devices
+    return found

@@ -48,7 +48,7 @@ from accelcore.kernels.package_codec import parse_package, validate_package, wri
 from accelcore.kernels.values import decode_value
 from accelcore.testing.pytest_support import RaisesKind
 
-from .conftest import run_tool
+from .conftest import opencl_devices, run_tool
 
 ROOT = corpus_root()
 MANIFEST = json.loads((ROOT / "manifest.json").read_text())
@@ -413,24 +413,6 @@ def test_f32_models_match_the_references(kernel: str, other: bool, fused: bool) 
 
 
 # --------------------------------------------------------------------------- a real OpenCL driver
-
-
-def opencl_devices() -> list[Any]:
-    try:
-        import pyopencl as cl
-    except ImportError:
-        return []
-    found = []
-    try:
-        platforms = cl.get_platforms()
-    except cl.Error:
-        return []
-    for platform in platforms:
-        try:
-            found.extend(platform.get_devices())
-        except cl.Error:
-            continue
-    return found
 
 
 DEVICES = opencl_devices()

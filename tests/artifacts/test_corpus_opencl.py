@@ -18,28 +18,12 @@ from accelcore.kernels.pack import detect_module_kind, pack_module
 from accelcore.kernels.package import NO_COUNT_ARGUMENT, KernelPackage, ModuleKind, opencl_target_identity
 from accelcore.kernels.package_codec import parse_package, write_package
 
+from .conftest import opencl_devices
+
 pytestmark = pytest.mark.opencl
 
 
-def devices() -> list[Any]:
-    try:
-        import pyopencl as cl
-    except ImportError:
-        return []
-    found = []
-    try:
-        platforms = cl.get_platforms()
-    except cl.Error:
-        return []
-    for platform in platforms:
-        try:
-            found.extend(platform.get_devices())
-        except cl.Error:
-            continue  # e.g. Mesa's Clover platform with zero devices
-    return found
-
-
-DEVICES = devices()
+DEVICES = opencl_devices()
 
 
 def run(device: Any, pkg: KernelPackage, initial: dict[int, np.ndarray]) -> dict[int, bytes]:
