@@ -4,8 +4,6 @@ deliberately wrong kernel on each (exp as a 2-term polynomial) that the suite mu
 
 from __future__ import annotations
 
-import shutil
-import subprocess
 from pathlib import Path
 from typing import Any
 
@@ -17,6 +15,8 @@ from accelcore.conformance.numerics import is_quick, kernels
 from accelcore.conformance.numerics.functions import F32_FUNCTIONS
 from accelcore.conformance.report import CaseStatus
 from accelcore.conformance.suite import run
+
+from .conftest import run_wrong_glsl
 
 EXPECTED = load_expectations(DEFAULT_EXPECTATIONS)
 F32_NAMES = {fn.name for fn in F32_FUNCTIONS}
@@ -76,30 +76,9 @@ def test_a_wrong_opencl_exp_is_flagged(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 def test_a_wrong_glsl_exp_is_flagged(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
-    if shutil.which("glslangValidator") is None:
-        pytest.skip("glslangValidator is not installed (Debian: glslang-tools)")
-    from accelcore.conformance.corpus import corpus_root
-
-    source = (corpus_root() / "src" / "glsl" / "numerics_f32.comp").read_text()
-    broken = source.replace("case 7: v = exp(x); break;", "case 7: v = 1.0 + x + 0.5 * x * x; break;")
-    assert broken != source
-    (tmp_path / "wrong.comp").write_text(broken)
-    subprocess.run(
-        [
-            "glslangValidator",
-            "-V",
-            "--target-env",
-            "vulkan1.1",
-            "-o",
-            str(tmp_path / "wrong.spv"),
-            str(tmp_path / "wrong.comp"),
-        ],
-        check=True,
-        capture_output=True,
+    run_wrong_glsl(
+        monkeypatch, tmp_path, "f32", "case 7: v = exp(x); break;", "case 7: v = 1.0 + x + 0.5 * x * x; break;"
     )
-    real = kernels.module_bytes
-    module = (tmp_path / "wrong.spv").read_bytes()
-    monkeypatch.setattr(kernels, "module_bytes", lambda api, name: module if api == "vulkan" else real(api, name))
     _, report = _run("vulkan", ["numerics.exp.f32"])
     (result,) = report.cases
     assert result.status is CaseStatus.FAILED and "OUTSIDE" in result.reason

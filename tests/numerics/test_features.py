@@ -31,6 +31,8 @@ from accelcore.conformance.report import CaseStatus
 from accelcore.conformance.suite import run
 from accelcore.testing.pytest_support import real_device_params
 
+from .conftest import run_wrong_glsl
+
 FEATURE_IDS = [
     "numerics.denormals.f32",
     "numerics.subgroup-size",
@@ -240,26 +242,12 @@ def test_an_opencl_subgroup_sum_that_adds_one_is_flagged(monkeypatch: pytest.Mon
 
 
 def test_a_glsl_subgroup_sum_that_adds_one_is_flagged(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
-    if shutil.which("glslangValidator") is None:
-        pytest.skip("glslangValidator is not installed (Debian: glslang-tools)")
-    from accelcore.conformance.corpus import corpus_root
-
     inventory = discover(["vulkan"])
     if not inventory.devices:
         pytest.skip("no Vulkan device here")
     entry = inventory.devices[0]
-    source = (corpus_root() / "src" / "glsl" / "numerics_subgroup_arith.comp").read_text()
-    broken = source.replace("r[4 * i] = subgroupAdd(x);", "r[4 * i] = subgroupAdd(x) + 1u;")
-    assert broken != source
-    (tmp_path / "wrong.comp").write_text(broken)
-    command = ["glslangValidator", "-V", "--target-env", "vulkan1.1", "-o", str(tmp_path / "wrong.spv")]
-    subprocess.run([*command, str(tmp_path / "wrong.comp")], check=True, capture_output=True)
-    module = (tmp_path / "wrong.spv").read_bytes()
-    real = kernels.module_bytes
-    monkeypatch.setattr(
-        kernels,
-        "module_bytes",
-        lambda api, name: module if (api, name) == ("vulkan", "subgroup_arith") else real(api, name),
+    run_wrong_glsl(
+        monkeypatch, tmp_path, "subgroup_arith", "r[4 * i] = subgroupAdd(x);", "r[4 * i] = subgroupAdd(x) + 1u;"
     )
     (result,) = _run_cases(inventory.family_of(entry), entry, ["numerics.subgroup-reduce-add.u32"]).cases
     if result.status is CaseStatus.SKIPPED:

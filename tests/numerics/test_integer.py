@@ -8,8 +8,6 @@ wrong kernels that the suite must flag."""
 
 from __future__ import annotations
 
-import shutil
-import subprocess
 from pathlib import Path
 from typing import Any
 
@@ -41,6 +39,8 @@ from accelcore.conformance.numerics.integer import (
 )
 from accelcore.conformance.report import CaseStatus
 from accelcore.conformance.suite import run
+
+from .conftest import run_wrong_glsl
 
 EXPECTED = load_expectations(DEFAULT_EXPECTATIONS)
 M = 0xFFFFFFFF
@@ -381,32 +381,8 @@ def test_an_opencl_kernel_without_its_barriers_is_flagged(monkeypatch: pytest.Mo
 
 
 def test_a_wrong_glsl_clz_is_flagged(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
-    if shutil.which("glslangValidator") is None:
-        pytest.skip("glslangValidator is not installed (Debian: glslang-tools)")
-    from accelcore.conformance.corpus import corpus_root
-
-    source = (corpus_root() / "src" / "glsl" / "numerics_int.comp").read_text()
-    broken = source.replace("v = uint(31 - findMSB(x));", "v = uint(31 - findMSB(x)) & 31u;")  # clz(0) = 0
-    assert broken != source
-    (tmp_path / "wrong.comp").write_text(broken)
-    subprocess.run(
-        [
-            "glslangValidator",
-            "-V",
-            "--target-env",
-            "vulkan1.1",
-            "-o",
-            str(tmp_path / "wrong.spv"),
-            str(tmp_path / "wrong.comp"),
-        ],
-        check=True,
-        capture_output=True,
-    )
-    real = kernels.module_bytes
-    module = (tmp_path / "wrong.spv").read_bytes()
-    monkeypatch.setattr(
-        kernels, "module_bytes", lambda api, name: module if (api, name) == ("vulkan", "int") else real(api, name)
-    )
+    # clz(0) = 0
+    run_wrong_glsl(monkeypatch, tmp_path, "int", "v = uint(31 - findMSB(x));", "v = uint(31 - findMSB(x)) & 31u;")
     _, report = _run("vulkan", ("numerics.clz.u32",))
     (result,) = report.cases
     assert result.status is CaseStatus.FAILED and result.metrics["first"]["inputs"] == ["0x00000000 (0)"]
