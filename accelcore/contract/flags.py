@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import enum
 from dataclasses import dataclass
-from typing import ClassVar
+from typing import ClassVar, TypeVar
 
 from ._checks import U16_MAX, check_uint
 from .errors import BackendError, ErrorKind
@@ -94,6 +94,18 @@ class QueueFlags(enum.IntFlag, boundary=enum.KEEP):
     """Reserved."""
 
 
+_Numbered = TypeVar("_Numbered", bound=enum.IntEnum)
+
+
+def _numbered(kind: type[_Numbered], numbers: frozenset[int], number: object, what: str) -> _Numbered:
+    """The member of ``kind`` numbered ``number`` (an int, not a bool, among ``numbers``); anything else is
+    INVALID_ARGUMENT listing numbers and names: "access mode 7 is not one of 1 (Read), 2 (Write), 3 (ReadWrite)"."""
+    if isinstance(number, int) and not isinstance(number, bool) and number in numbers:
+        return kind(number)
+    choices = ", ".join(f"{int(member)} ({member.name.title().replace('_', '')})" for member in kind)
+    raise BackendError(ErrorKind.INVALID_ARGUMENT, f"{what} {number!r} is not one of {choices}")
+
+
 class MemoryDomain(enum.IntEnum):
     """Where a buffer lives. ``SHARED`` is one allocation both host-visible and directly bindable."""
 
@@ -104,12 +116,7 @@ class MemoryDomain(enum.IntEnum):
     @classmethod
     def from_number(cls, number: object) -> MemoryDomain:
         """The domain numbered ``number``; anything but 1, 2 or 3 → INVALID_ARGUMENT."""
-        if isinstance(number, int) and not isinstance(number, bool) and number in _DOMAIN_NUMBERS:
-            return cls(number)
-        raise BackendError(
-            ErrorKind.INVALID_ARGUMENT,
-            f"memory domain {number!r} is not one of 1 (Host), 2 (Device), 3 (Shared)",
-        )
+        return _numbered(cls, _DOMAIN_NUMBERS, number, "memory domain")
 
     @property
     def capability(self) -> Capabilities:
@@ -135,12 +142,7 @@ class AccessMode(enum.IntEnum):
     @classmethod
     def from_number(cls, number: object) -> AccessMode:
         """The mode numbered ``number``; anything but 1, 2 or 3 → INVALID_ARGUMENT."""
-        if isinstance(number, int) and not isinstance(number, bool) and number in _ACCESS_NUMBERS:
-            return cls(number)
-        raise BackendError(
-            ErrorKind.INVALID_ARGUMENT,
-            f"access mode {number!r} is not one of 1 (Read), 2 (Write), 3 (ReadWrite)",
-        )
+        return _numbered(cls, _ACCESS_NUMBERS, number, "access mode")
 
 
 _ACCESS_NUMBERS = frozenset(int(m) for m in AccessMode)
