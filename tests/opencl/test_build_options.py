@@ -7,8 +7,6 @@ test fails on its exit status instead of killing pytest.
 
 from __future__ import annotations
 
-import importlib.util
-from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -17,10 +15,7 @@ from accel_opencl.source_check import check_build_options
 
 from accelcore import ErrorKind
 
-_spec = importlib.util.spec_from_file_location("isolated_load", Path(__file__).with_name("isolated_load.py"))
-assert _spec is not None and _spec.loader is not None
-isolated = importlib.util.module_from_spec(_spec)
-_spec.loader.exec_module(isolated)
+from .isolated_load import load_isolated
 
 SOURCE = """
 __kernel void twice(__global const uint *src, __global uint *dst, const uint count) {
@@ -45,7 +40,7 @@ CRASHERS = [
 def test_options_that_crash_a_driver_are_refused_and_the_process_survives(
     entry: Any, options: str, needle: str
 ) -> None:
-    answer = isolated.load_isolated(entry.index, source=SOURCE, options=options)["loads"][0]
+    answer = load_isolated(entry.index, source=SOURCE, options=options)["loads"][0]
     assert answer["kind"] == "INVALID_ARGUMENT", answer
     assert needle in answer["message"] and "before the driver saw them" in answer["message"], answer
 

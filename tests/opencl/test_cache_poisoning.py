@@ -10,7 +10,6 @@ kernel's binary loaded silently and computed the wrong thing.
 from __future__ import annotations
 
 import hashlib
-import importlib.util
 import shutil
 import time
 from collections.abc import Callable
@@ -19,10 +18,7 @@ from typing import Any
 
 import pytest
 
-_spec = importlib.util.spec_from_file_location("isolated_load", Path(__file__).with_name("isolated_load.py"))
-assert _spec is not None and _spec.loader is not None
-isolated = importlib.util.module_from_spec(_spec)
-_spec.loader.exec_module(isolated)
+from .isolated_load import load_isolated
 
 KERNEL = """
 __kernel void twice(__global const uint *src, __global uint *dst, const uint count) {
@@ -67,7 +63,7 @@ def caches(entry: Any, tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, 
     made = []
     for options in (OPTIONS, OTHER_OPTIONS):
         folder = tmp_path_factory.mktemp("cache")
-        answer = isolated.load_isolated(
+        answer = load_isolated(
             entry.index, env={"ACCELCORE_CACHE_DIR": str(folder)}, source=KERNEL, options=options, run=True
         )["loads"][0]
         assert answer["kind"] is None, answer
@@ -115,7 +111,7 @@ def test_a_poisoned_cache_entry_is_dropped_and_rebuilt(
     entry_file = _only_entry(folder)
     POISONS[poison](entry_file, caches[1])
     poisoned = entry_file.read_bytes()
-    answer = isolated.load_isolated(
+    answer = load_isolated(
         entry.index, env={"ACCELCORE_CACHE_DIR": str(folder)}, source=KERNEL, options=OPTIONS, run=True
     )["loads"][0]
     assert answer["kind"] is None, answer

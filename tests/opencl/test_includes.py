@@ -7,7 +7,6 @@ The risky loads run in a child (``isolated_load.py``) whose stdin stays open.
 
 from __future__ import annotations
 
-import importlib.util
 import os
 from pathlib import Path
 from typing import Any
@@ -18,10 +17,7 @@ from accel_opencl.source_check import INCLUDE_ROOTS_ENV, check_build_options, ch
 
 from accelcore import ErrorKind
 
-_spec = importlib.util.spec_from_file_location("isolated_load", Path(__file__).with_name("isolated_load.py"))
-assert _spec is not None and _spec.loader is not None
-isolated = importlib.util.module_from_spec(_spec)
-_spec.loader.exec_module(isolated)
+from .isolated_load import load_isolated
 
 KERNEL = """
 __kernel void twice(__global const uint *src, __global uint *dst, const uint count) {
@@ -45,7 +41,7 @@ def _source(*lines: str) -> str:
     ids=["dev-stdin", "etc-shadow", "etc-passwd-angled"],
 )
 def test_absolute_includes_are_refused_and_the_load_never_blocks(entry: Any, include: str, needle: str) -> None:
-    answer = isolated.load_isolated(entry.index, source=_source("// a comment", include), timeout=60)["loads"][0]
+    answer = load_isolated(entry.index, source=_source("// a comment", include), timeout=60)["loads"][0]
     assert answer["kind"] == "INVALID_ARGUMENT", answer
     message = answer["message"]
     assert "before the driver saw the source" in message and "line 2" in message, message

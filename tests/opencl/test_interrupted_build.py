@@ -10,7 +10,6 @@ binary and verdict under the new kernel's key, so a fresh process with the same 
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import time
 from pathlib import Path
@@ -22,10 +21,7 @@ from accel_opencl import binary_cache, isolation
 
 from accelcore import ErrorKind
 
-_spec = importlib.util.spec_from_file_location("isolated_load", Path(__file__).with_name("isolated_load.py"))
-assert _spec is not None and _spec.loader is not None
-isolated = importlib.util.module_from_spec(_spec)
-_spec.loader.exec_module(isolated)
+from .isolated_load import load_isolated
 
 OWN = """
 __kernel void twice(__global const uint *src, __global uint *dst, const uint count) {
@@ -53,7 +49,7 @@ def test_a_build_interrupted_by_ctrl_c_never_answers_the_next_one(entry: Any, tm
     env = {"ACCELCORE_CACHE_DIR": str(tmp_path)}
     own_options = f"-DINTERRUPTED_NEXT={stamp}"
     slow = {"source": slow_source(entry), "options": f"-DINTERRUPTED_SLOW={stamp}", "after_s": 0.3}
-    first = isolated.load_isolated(
+    first = load_isolated(
         entry.index, env=env, source=OWN, options=own_options, run=True, interrupted=slow, timeout=200
     )
     assert first["interrupted"] is True, "the slow build finished before the interrupt: make it slower"
@@ -62,7 +58,7 @@ def test_a_build_interrupted_by_ctrl_c_never_answers_the_next_one(entry: Any, tm
     assert answer["output"] == OWN_EXPECTED, "the next kernel ran the interrupted kernel's binary"
     assert first["processes"] == 2, first  # the interrupted worker was stopped, never asked again
     # A fresh process with the same cache: whatever was kept belongs to this kernel.
-    fresh = isolated.load_isolated(entry.index, env=env, source=OWN, options=own_options, run=True)
+    fresh = load_isolated(entry.index, env=env, source=OWN, options=own_options, run=True)
     answer = fresh["loads"][0]
     assert answer["kind"] is None and answer["output"] == OWN_EXPECTED, answer
     assert answer["from_cache"] is True and fresh["children"] == 0, fresh

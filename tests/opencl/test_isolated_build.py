@@ -7,7 +7,6 @@ function takes that child down, and a 2^16-fold macro expansion holds it for min
 
 from __future__ import annotations
 
-import importlib.util
 import time
 from pathlib import Path
 from typing import Any
@@ -18,10 +17,7 @@ from accel_opencl import binary_cache, isolation
 
 from accelcore import ErrorKind
 
-_spec = importlib.util.spec_from_file_location("isolated_load", Path(__file__).with_name("isolated_load.py"))
-assert _spec is not None and _spec.loader is not None
-isolated = importlib.util.module_from_spec(_spec)
-_spec.loader.exec_module(isolated)
+from .isolated_load import load_isolated
 
 RECURSIVE = """
 uint depth(uint n) { return n == 0u ? 0u : depth(n - 1u) + 1u; }
@@ -44,7 +40,7 @@ def expanded(doublings: int) -> str:
 
 
 def test_a_recursive_function_is_refused_on_rusticl_and_the_process_survives(entry: Any) -> None:
-    answers = isolated.load_isolated(entry.index, source=RECURSIVE, loads=2, run=True)
+    answers = load_isolated(entry.index, source=RECURSIVE, loads=2, run=True)
     first, second = answers["loads"]
     if entry.native["tag"] == "rusticl":  # Mesa 22.3.6: clCreateKernel segfaults (2026-12-01)
         assert first["kind"] == "INVALID_ARGUMENT", first
@@ -144,7 +140,7 @@ def test_bad_limits_are_named(
 def test_a_huge_kernel_is_stopped_at_the_default_limit(entry: Any) -> None:
     """rusticl: 2^16 statements keep clCreateKernel busy for minutes (PoCL: builds in ~15 s)."""
     started = time.monotonic()
-    answer = isolated.load_isolated(entry.index, source=expanded(16), timeout=200)["loads"][0]
+    answer = load_isolated(entry.index, source=expanded(16), timeout=200)["loads"][0]
     assert time.monotonic() - started < 120
     if entry.native["tag"] == "rusticl":
         assert answer["kind"] == "RESOURCE_LIMIT", answer
