@@ -22,9 +22,10 @@ import numpy.typing as npt
 
 from ...contract.errors import BackendError
 from ..case import CaseContext, CaseFailed, ConformanceCase, describe_exception
+from .exact import run_once
 from .functions import WideFunction, wide_functions
 from .judge import describe, measure
-from .kernels import OPENCL, VULKAN, launch, package_for
+from .kernels import OPENCL, VULKAN
 from .sweep import wide_sweep
 from .ulp import FMT_F16, FMT_F64, Format
 
@@ -86,13 +87,9 @@ def run_wide(
     buffers: list[npt.NDArray[Any]] = [*operands, np.zeros(count, carrier)]
     if api == OPENCL:
         buffers.append(np.array([selector], dtype=np.int32))
-    pkg = package_for(api, type_, entry=f"{type_}_fn", selector=selector, global_size=count)
-    session = ctx.open()
-    context = session.create_context()
-    queue = session.create_queue(context)
-    out = launch(ctx, session, context, queue, pkg, buffers, what)
-    session.destroy_queue(queue)
-    session.destroy_context(context)
+    out = run_once(
+        ctx, api, type_, entry=f"{type_}_fn", selector=selector, global_size=count, buffers=buffers, what=what
+    )
     raw = np.frombuffer(out[3], dtype=carrier)
     wider = ""
     if fmt is FMT_F16:
