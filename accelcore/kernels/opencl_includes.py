@@ -360,16 +360,21 @@ def inline_includes(text: str, origin: str | Path, include_dirs: Sequence[str] =
     return f"#line 1 {_line_name(shown)}\n{expanded}"
 
 
+def _source_text(data: bytes) -> str | None:
+    """``data`` as OpenCL C text, or None where it cannot be: empty, with a NUL byte, SPIR-V, or not UTF-8."""
+    if not data or b"\0" in data or is_spirv(data):
+        return None
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError:
+        return None
+
+
 def source_with_includes(path: str | Path, data: bytes, build_options: str = "") -> bytes:
     """``data`` read from the user's file ``path`` with the includes of OpenCL C text inlined; other bytes (and
     text without includes) as they are. Raises what :func:`inline_includes` raises."""
-    if not data or b"\0" in data or is_spirv(data):
-        return data
-    try:
-        text = data.decode("utf-8")
-    except UnicodeDecodeError:
-        return data
-    if not include_directives(text):
+    text = _source_text(data)
+    if text is None or not include_directives(text):
         return data
     return inline_includes(text, path, option_include_dirs(build_options)).encode("utf-8")
 
@@ -384,12 +389,7 @@ def named_source(path: str | Path, data: bytes) -> bytes:
     The path becomes part of the source, so the provider's binary cache keys a file by the path it was given
     as too (the same file named two ways is compiled once for each). Used where a file is only built, not
     kept (``Device.kernel``, ``accel run``, ``accel compile``); ``accel pack`` writes the text as it is."""
-    if not data or b"\0" in data or is_spirv(data):
-        return data
-    try:
-        text = data.decode("utf-8")
-    except UnicodeDecodeError:
-        return data
-    if text.startswith("#line 1 ") or any(ord(c) < 0x20 or ord(c) == 0x7F for c in str(path)):
+    text = _source_text(data)
+    if text is None or text.startswith("#line 1 ") or any(ord(c) < 0x20 or ord(c) == 0x7F for c in str(path)):
         return data  # (a path with a control character cannot be a #line name: the driver's name stays)
     return f"#line 1 {_line_name(str(path))}\n{text}".encode()
