@@ -33,6 +33,17 @@ def _environment(providers: Sequence[str]) -> dict[str, str]:
     }
 
 
+def child_environment(providers: Sequence[str], env: dict[str, str] | None = None) -> dict[str, str]:
+    """The environment of an ``accel`` child process: this one without ACCEL_DEVICE, only the test families
+    ``providers`` visible, ``env`` on top, and the test families importable (PYTHONPATH)."""
+    full = dict(os.environ)
+    full.pop("ACCEL_DEVICE", None)
+    full.update(_environment(providers))
+    full.update(env or {})
+    full["PYTHONPATH"] = os.pathsep.join(p for p in (str(PLUGINS), full.get("PYTHONPATH", "")) if p)
+    return full
+
+
 @pytest.fixture
 def cli_env(monkeypatch: pytest.MonkeyPatch) -> dict[str, str]:
     """In-process: only fixture, broken and missing families are visible; no ACCEL_DEVICE."""
@@ -63,14 +74,9 @@ def accel() -> AccelRun:
         cwd: Path | None = None,
         timeout: float = 120,
     ) -> subprocess.CompletedProcess[str]:
-        full = dict(os.environ)
-        full.pop("ACCEL_DEVICE", None)
-        full.update(_environment(providers))
-        full.update(env or {})
-        full["PYTHONPATH"] = os.pathsep.join(p for p in (str(PLUGINS), full.get("PYTHONPATH", "")) if p)
         return subprocess.run(
             [sys.executable, "-m", "accel_cli", *map(str, args)],
-            env=full,
+            env=child_environment(providers, env),
             cwd=cwd,
             capture_output=True,
             text=True,

@@ -31,7 +31,7 @@ import accelcore as ac
 from accelcore.devices.environment import apply_defaults
 from accelcore.testing.pytest_support import device_params
 
-from .conftest import PLUGINS, _environment
+from .conftest import child_environment
 
 apply_defaults()
 DATA = Path(__file__).parent / "data"
@@ -42,14 +42,9 @@ SIGNAL_TO_EXIT_S = 10.0
 def _start(
     args: Sequence[object], providers: Sequence[str], env: dict[str, str] | None = None, cwd: Path | None = None
 ) -> subprocess.Popen[str]:
-    full = dict(os.environ)
-    full.pop("ACCEL_DEVICE", None)
-    full.update(_environment(providers))
-    full.update(env or {})
-    full["PYTHONPATH"] = os.pathsep.join(p for p in (str(PLUGINS), full.get("PYTHONPATH", "")) if p)
     return subprocess.Popen(
         [sys.executable, "-m", "accel_cli", *map(str, args)],
-        env=full,
+        env=child_environment(providers, env),
         cwd=cwd,
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
