@@ -39,6 +39,16 @@ def _run(rig: Any, program: Any, bindings: list[Any]) -> None:
     rig.accel.destroy_event(event)
 
 
+def _twice(rig: Any, make_package: Any) -> tuple[Any, Any, Any, BufferRange, list[Any]]:
+    """The ``twice`` program, its source (0..N-1) and SENTINEL-filled destination buffers, the whole-buffer
+    range and the binding list of the two: (program, src, dst, whole, bindings)."""
+    program = rig.load(make_package())
+    src = rig.buffer(np.arange(N, dtype=np.uint32), "r")
+    dst = rig.buffer(np.full(N, SENTINEL, np.uint32), "w")
+    whole = BufferRange(0, N * 4)
+    return program, src, dst, whole, [BindingRef(0, src, whole, R), BindingRef(1, dst, whole, W)]
+
+
 def _reset(rig: Any, dst: Any) -> None:
     rig.accel.write_buffer(dst, 0, MemorySource(np.full(N, SENTINEL, np.uint32)))
 
@@ -130,11 +140,7 @@ def test_alternating_lists_are_all_remembered(rig: Any, make_package: Any, monke
 
 
 def test_a_remembered_list_is_refused_once_its_buffer_is_freed(rig: Any, make_package: Any) -> None:
-    program = rig.load(make_package())
-    src = rig.buffer(np.arange(N, dtype=np.uint32), "r")
-    dst = rig.buffer(np.full(N, SENTINEL, np.uint32), "w")
-    whole = BufferRange(0, N * 4)
-    bindings = [BindingRef(0, src, whole, R), BindingRef(1, dst, whole, W)]
+    program, src, dst, whole, bindings = _twice(rig, make_package)
     _run(rig, program, bindings)
     _run(rig, program, bindings)  # the checks are remembered now
     rig.accel.free_buffer(dst)
@@ -150,11 +156,7 @@ def test_a_remembered_list_is_refused_once_its_buffer_is_freed(rig: Any, make_pa
 
 
 def test_a_remembered_list_is_refused_once_its_program_is_unloaded(rig: Any, make_package: Any) -> None:
-    program = rig.load(make_package())
-    src = rig.buffer(np.arange(N, dtype=np.uint32), "r")
-    dst = rig.buffer(np.full(N, SENTINEL, np.uint32), "w")
-    whole = BufferRange(0, N * 4)
-    bindings = [BindingRef(0, src, whole, R), BindingRef(1, dst, whole, W)]
+    program, _src, dst, _whole, bindings = _twice(rig, make_package)
     _run(rig, program, bindings)
     rig.accel.unload_program(program)
     rig.programs.remove(program)
@@ -169,11 +171,7 @@ def test_a_remembered_list_is_refused_once_its_program_is_unloaded(rig: Any, mak
 
 
 def test_invalid_lists_after_a_remembered_one_are_still_refused(rig: Any, make_package: Any) -> None:
-    program = rig.load(make_package())
-    src = rig.buffer(np.arange(N, dtype=np.uint32), "r")
-    dst = rig.buffer(np.full(N, SENTINEL, np.uint32), "w")
-    whole = BufferRange(0, N * 4)
-    good = [BindingRef(0, src, whole, R), BindingRef(1, dst, whole, W)]
+    program, src, dst, whole, good = _twice(rig, make_package)
     _run(rig, program, good)
 
     def kind_of(bindings: list[Any]) -> ErrorKind:
@@ -197,11 +195,7 @@ def test_invalid_lists_after_a_remembered_one_are_still_refused(rig: Any, make_p
 
 
 def test_only_a_submission_that_must_wait_gets_a_gate(rig: Any, make_package: Any) -> None:
-    program = rig.load(make_package())
-    src = rig.buffer(np.arange(N, dtype=np.uint32), "r")
-    dst = rig.buffer(np.full(N, SENTINEL, np.uint32), "w")
-    whole = BufferRange(0, N * 4)
-    bindings = [BindingRef(0, src, whole, R), BindingRef(1, dst, whole, W)]
+    program, _src, dst, _whole, bindings = _twice(rig, make_package)
     gates = rig.queue.gates
     before = gates.ungated
     event = rig.accel.submit(rig.queue, program, bindings, Timeout.INFINITE)
@@ -224,11 +218,7 @@ def test_pipelined_submissions_all_complete(rig: Any, make_package: Any) -> None
     Regression: with one flush per pump, rusticl got a released kernel and the closed gate
     behind it in one flushed batch and ran neither (it waits for the whole batch's gates).
     """
-    program = rig.load(make_package())
-    src = rig.buffer(np.arange(N, dtype=np.uint32), "r")
-    dst = rig.buffer(np.full(N, SENTINEL, np.uint32), "w")
-    whole = BufferRange(0, N * 4)
-    bindings = [BindingRef(0, src, whole, R), BindingRef(1, dst, whole, W)]
+    program, _src, dst, _whole, bindings = _twice(rig, make_package)
     events = [rig.accel.submit(rig.queue, program, bindings, Timeout.INFINITE) for _ in range(40)]
     phases = {event.submission.phase.name for event in events}
     for index, event in enumerate(events):
