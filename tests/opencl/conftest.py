@@ -21,6 +21,7 @@ import numpy as np
 import pytest
 
 from accelcore import (
+    AccessMode,
     BindingRef,
     BufferDesc,
     BufferRange,
@@ -148,6 +149,20 @@ class Rig:
         state = poll_until_terminal(lambda: self.accel.poll_event(event), limit_s)
         assert state is not None, f"event still pending after {limit_s}s"
         return state
+
+    def run_corpus(self, program: Any, kernel: str, case: Any) -> None:
+        """Run corpus kernel ``kernel`` as ``program`` on ``case`` (a buffer per binding, its initial bytes):
+        it completes and every expected slot matches numpy (``accelcore.conformance.corpus.compare``)."""
+        from accelcore.conformance.corpus import compare, kernel_spec
+
+        slots = {}
+        for row in kernel_spec(kernel).bindings:
+            access = {AccessMode.READ: "r", AccessMode.WRITE: "w", AccessMode.READ_WRITE: "rw"}[row.access]
+            slots[row.slot] = (self.buffer(case.initial[row.slot], access), access)
+        assert str(self.wait(self.submit(program, slots))) == "Complete"
+        for slot in case.expected:
+            problem = compare(case, slot, self.read(slots[slot][0]))
+            assert problem is None, problem
 
     def close(self) -> None:
         for event in self.events:

@@ -12,10 +12,8 @@ from typing import Any
 import pytest
 
 from accelcore import ArtifactRef, ErrorKind, MemorySource, TargetIdentity
-from accelcore.conformance.corpus import KERNELS, compare, kernel_spec, load_package, make_case
+from accelcore.conformance.corpus import KERNELS, compare, load_package, make_case
 from accelcore.kernels.package import ModuleKind, format_for
-
-ACCESS = {1: "r", 2: "w", 3: "rw"}
 
 
 @pytest.mark.parametrize("kind", [ModuleKind.OPENCL_SOURCE, ModuleKind.SPIRV_OPENCL], ids=["cl", "cl.spv"])
@@ -24,7 +22,6 @@ ACCESS = {1: "r", 2: "w", 3: "rw"}
 def test_corpus_kernel_matches_numpy(rig: Any, raises_kind: Any, kernel: str, elements: int, kind: ModuleKind) -> None:
     """OpenCL C everywhere; the committed ``*.cl.spv.kpkg`` packages where the device takes SPIR-V
     (Intel's CPU runtime here), and a device without IL refuses them naming CL_DEVICE_IL_VERSION."""
-    spec = kernel_spec(kernel)
     case = make_case(kernel, elements, seed=elements)
     raw = load_package(kernel, kind)
     ref = ArtifactRef(format_for(kind), TargetIdentity.any(), MemorySource(raw), 64 << 20)
@@ -35,15 +32,7 @@ def test_corpus_kernel_matches_numpy(rig: Any, raises_kind: Any, kernel: str, el
         return
     program = rig.accel.load_program(rig.context, ref)
     rig.programs.append(program)
-    slots = {}
-    for row in spec.bindings:
-        access = ACCESS[int(row.access)]
-        slots[row.slot] = (rig.buffer(case.initial[row.slot], access), access)
-    event = rig.submit(program, slots)
-    assert str(rig.wait(event)) == "Complete"
-    for slot in case.expected:
-        problem = compare(case, slot, rig.read(slots[slot][0]))
-        assert problem is None, problem
+    rig.run_corpus(program, kernel, case)
 
 
 LOOP_CAP_XFAIL = {

@@ -11,27 +11,16 @@ import pytest
 from accel_opencl import programs
 
 from accelcore import ArtifactRef, ErrorKind, MemorySource, TargetIdentity
-from accelcore.conformance.corpus import compare, kernel_spec, load_package, make_case
+from accelcore.conformance.corpus import load_package, make_case
 from accelcore.kernels.package import ModuleKind, format_for
-
-ACCESS = {1: "r", 2: "w", 3: "rw"}
 
 
 def _run_saxpy_spirv(rig: Any) -> None:
-    spec = kernel_spec("saxpy")
-    case = make_case("saxpy", 1000, seed=3)
     raw = load_package("saxpy", ModuleKind.SPIRV_OPENCL)
     ref = ArtifactRef(format_for(ModuleKind.SPIRV_OPENCL), TargetIdentity.any(), MemorySource(raw), 64 << 20)
     program = rig.accel.load_program(rig.context, ref)
     rig.programs.append(program)
-    slots = {}
-    for row in spec.bindings:
-        access = ACCESS[int(row.access)]
-        slots[row.slot] = (rig.buffer(case.initial[row.slot], access), access)
-    assert str(rig.wait(rig.submit(program, slots))) == "Complete"
-    for slot in case.expected:
-        problem = compare(case, slot, rig.read(slots[slot][0]))
-        assert problem is None, problem
+    rig.run_corpus(program, "saxpy", make_case("saxpy", 1000, seed=3))
 
 
 @pytest.mark.parametrize("path", ["core", "khr"])
