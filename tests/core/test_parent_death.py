@@ -55,12 +55,14 @@ def _alive(pid: int) -> bool:
         return False
 
 
-def _kill_parent_and_watch(how: str) -> None:
-    parent = subprocess.Popen([sys.executable, "-c", PARENT, how], stdout=subprocess.PIPE, text=True)
+def _kill_parent_and_watch(code: str, *args: str, what: str, settle_s: float = 0.5) -> None:
+    """Run ``code`` as a parent that prints its child's pid, SIGKILL the parent once the child has settled, and
+    insist the child (``what``) is gone within DEATH_S."""
+    parent = subprocess.Popen([sys.executable, "-c", code, *args], stdout=subprocess.PIPE, text=True)
     assert parent.stdout is not None
     child = int(parent.stdout.readline())
     try:
-        time.sleep(0.5)  # the child is past die_with_parent()
+        time.sleep(settle_s)  # the child is past die_with_parent()
         assert _alive(child)
         parent.kill()
         parent.wait()
@@ -68,7 +70,7 @@ def _kill_parent_and_watch(how: str) -> None:
         deadline = time.monotonic() + DEATH_S
         while _alive(child) and time.monotonic() < deadline:
             time.sleep(0.05)
-        assert not _alive(child), f"the child ({how}) outlived its killed parent"
+        assert not _alive(child), f"the {what} outlived its killed parent"
     finally:
         if _alive(child):
             os.kill(child, signal.SIGKILL)
@@ -76,13 +78,13 @@ def _kill_parent_and_watch(how: str) -> None:
 
 @pytest.mark.parametrize("how", ["main", "thread"])
 def test_a_child_dies_with_its_parent(how: str) -> None:
-    _kill_parent_and_watch(how)
+    _kill_parent_and_watch(PARENT, how, what=f"child ({how})")
 
 
 def test_the_clang_child_dies_with_its_parent() -> None:
     # Waiting for its request, it also ends on the end of its stdin; the parent-death watch covers the child
     # busy in Clang, which this test does not reach (the script's by-path loader of the helper runs first).
-    _kill_parent_and_watch("clang")
+    _kill_parent_and_watch(PARENT, "clang", what="child (clang)")
 
 
 def test_the_isolated_build_worker_dies_with_its_parent() -> None:
@@ -95,18 +97,5 @@ def test_the_isolated_build_worker_dies_with_its_parent() -> None:
         time.sleep(120)
         """
     )
-    parent = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, text=True)
-    assert parent.stdout is not None
-    child = int(parent.stdout.readline())
-    try:
-        time.sleep(1.0)  # (idle, it also ends at the end of its stdin; a build in progress needs the watch)
-        parent.kill()
-        parent.wait()
-        parent.stdout.close()  # not communicate(): a surviving child may hold the pipe
-        deadline = time.monotonic() + DEATH_S
-        while _alive(child) and time.monotonic() < deadline:
-            time.sleep(0.05)
-        assert not _alive(child), "the isolated-build worker outlived its killed parent"
-    finally:
-        if _alive(child):
-            os.kill(child, signal.SIGKILL)
+    # (idle, it also ends at the end of its stdin; a build in progress needs the watch)
+    _kill_parent_and_watch(code, what="isolated-build worker", settle_s=1.0)
