@@ -90,17 +90,16 @@ def test_the_newcomer_commands_work_in_a_shell_without_the_venv(tmp_path: Path) 
     assert "reference:0" in proc.stdout and "command not found" not in proc.stderr
 
 
+def _make(*args: str) -> subprocess.CompletedProcess[str]:
+    """``make ARGS`` in the repository, with the environment a newcomer's shell has (test_docs.make_environment)."""
+    return subprocess.run(
+        ["make", *args], cwd=ROOT, env=make_environment(), capture_output=True, text=True, timeout=60, check=False
+    )
+
+
 @pytest.mark.parametrize("target", ["run", "setup"])
 def test_make_run_and_setup_end_with_the_line_to_paste(target: str) -> None:
-    proc = subprocess.run(
-        ["make", "-n", target],
-        cwd=ROOT,
-        env=make_environment(),
-        capture_output=True,
-        text=True,
-        timeout=60,
-        check=False,
-    )
+    proc = _make("-n", target)
     assert proc.returncode == 0, proc.stderr
     assert ACTIVATE in proc.stdout.strip().splitlines()[-1], proc.stdout[-500:]
 
@@ -111,15 +110,7 @@ def test_make_run_prints_the_line_after_a_failing_conformance_run_and_keeps_its_
     fake.mkdir()
     (fake / "accel").write_text('#!/bin/sh\necho "accel $1"\n[ "$1" = conformance ] && exit 1\nexit 0\n')
     (fake / "accel").chmod(0o755)
-    proc = subprocess.run(
-        ["make", "-o", "setup", "run", f"BIN={fake}"],
-        cwd=ROOT,
-        env=make_environment(),
-        capture_output=True,
-        text=True,
-        timeout=60,
-        check=False,
-    )
+    proc = _make("-o", "setup", "run", f"BIN={fake}")
     assert proc.returncode != 0, proc.stdout
     lines = proc.stdout.strip().splitlines()
     assert lines[-1].strip() == ACTIVATE and "accel conformance" in proc.stdout, proc.stdout
