@@ -42,6 +42,7 @@ from typing import Any
 from ..contract.errors import BackendError, ErrorKind
 from ..support.child import child_environment, interpreter_flags
 from ..support.limits import env_number
+from ..support.recent import keep_recent
 from .layouts import ElementLayout, layout_from_json
 from .values import ValueType
 
@@ -313,9 +314,7 @@ def _ask_clang(source: str, arguments: list[str], bodies: bool = True) -> dict[s
     if "failure" in answer:
         kind = ErrorKind.UNSUPPORTED if answer.get("missing") else ErrorKind.INVALID_ARGUMENT
         raise BackendError(kind, f"cannot read the OpenCL C source: {answer['failure']}")
-    _answers[key] = answer
-    while len(_answers) > _REMEMBERED:
-        _answers.popitem(last=False)
+    keep_recent(_answers, key, answer, _REMEMBERED)
     return answer
 
 

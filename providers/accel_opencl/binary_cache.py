@@ -31,6 +31,7 @@ from pathlib import Path
 
 from accelcore.contract.errors import BackendError
 from accelcore.support.files import KERNEL_FILE_BYTES, read_file, replace_file
+from accelcore.support.recent import keep_recent
 
 __all__ = [
     "MEMORY_ENTRIES",
@@ -145,7 +146,4 @@ def put(key: CacheKey, binary: bytes) -> None:
 
 def _remember(key: CacheKey, binary: bytes) -> None:
     with _lock:
-        _memory[key] = binary
-        _memory.move_to_end(key)
-        while len(_memory) > MEMORY_ENTRIES:
-            _memory.popitem(last=False)
+        keep_recent(_memory, key, binary, MEMORY_ENTRIES)

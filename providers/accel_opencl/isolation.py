@@ -66,6 +66,7 @@ from accelcore import BackendError, ErrorKind
 from accelcore.support.child import child_environment, python_module_command
 from accelcore.support.files import read_file, replace_file
 from accelcore.support.limits import env_number
+from accelcore.support.recent import keep_recent
 
 from . import binary_cache
 from .build_probe import request_digest
@@ -196,10 +197,7 @@ def remembered(key: binary_cache.CacheKey, limits: BuildLimits) -> Verdict | Non
 
 def _keep(name: bytes, verdict: Verdict) -> None:
     with _lock:
-        _verdicts[name] = verdict
-        _verdicts.move_to_end(name)
-        while len(_verdicts) > MEMORY_VERDICTS:
-            _verdicts.popitem(last=False)
+        keep_recent(_verdicts, name, verdict, MEMORY_VERDICTS)
 
 
 def with_binary(verdict: Verdict, binary: bytes) -> Verdict:

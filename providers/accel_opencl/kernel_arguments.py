@@ -44,6 +44,7 @@ from accelcore.kernels.package import (
     ModuleKind,
 )
 from accelcore.kernels.values import ValueType, parse_value_type
+from accelcore.support.recent import keep_recent
 
 from .errors import error_from_status
 
@@ -229,10 +230,7 @@ def remember_argument_info(key: Hashable, infos: Sequence[ArgumentInfo]) -> None
     """Keep what a build of ``key`` reported: a later load from the cached binary of a driver that
     keeps no argument info in binaries (Intel's CPU runtime) then needs no twin compile."""
     with _REMEMBERED_LOCK:
-        _REMEMBERED[key] = list(infos)
-        _REMEMBERED.move_to_end(key)
-        while len(_REMEMBERED) > REMEMBERED_ENTRIES:
-            _REMEMBERED.popitem(last=False)
+        keep_recent(_REMEMBERED, key, list(infos), REMEMBERED_ENTRIES)
 
 
 def remembered_argument_info(key: Hashable) -> list[ArgumentInfo] | None:
