@@ -15,7 +15,7 @@ import numpy.typing as npt
 
 from ..contract.errors import BackendError
 from ..contract.flags import AccessMode, access_allows
-from ..kernels.arguments import describe, spirv_value_type
+from ..kernels.arguments import describe, encode_layout
 from ..kernels.dispatch_extent import Extent
 from ..kernels.layouts import (
     CLSPV_GENERATOR,
@@ -23,8 +23,8 @@ from ..kernels.layouts import (
     LayoutField,
     block_layout,
     check_array,
-    encode_layout,
     spirv_layout,
+    spirv_value_type,
     with_stride,
 )
 from ..kernels.opencl_signature import opencl_kernels

@@ -49,10 +49,10 @@ __all__ = [
     "LayoutField",
     "block_layout",
     "check_array",
-    "encode_layout",
     "layout_from_json",
     "scalar_layout",
     "spirv_layout",
+    "spirv_value_type",
     "with_stride",
 ]
 
@@ -513,13 +513,38 @@ CLSPV_GENERATOR = 21
 """The SPIR-V generator tool id of Google's clspv (Khronos registry): its modules carry no integer signedness."""
 
 
+def spirv_value_type(t: SpirvType) -> ValueType | None:
+    """The scalar/vector :class:`ValueType` of a SPIR-V bool/int/float/vector type; None otherwise."""
+    if t.kind == "vector" and t.component is not None and t.count in (2, 3, 4, 8, 16):
+        base = spirv_value_type(t.component)
+        return None if base is None or base.lanes != 1 else ValueType(base.scalar, t.count)
+    if t.kind == "bool":
+        return ValueType(ScalarType.BOOL)
+    if t.kind == "float":
+        return {16: ValueType(ScalarType.F16), 32: ValueType(ScalarType.F32), 64: ValueType(ScalarType.F64)}.get(
+            t.width
+        )
+    if t.kind == "int":
+        table = {
+            (8, True): ScalarType.I8,
+            (8, False): ScalarType.U8,
+            (16, True): ScalarType.I16,
+            (16, False): ScalarType.U16,
+            (32, True): ScalarType.I32,
+            (32, False): ScalarType.U32,
+            (64, True): ScalarType.I64,
+            (64, False): ScalarType.U64,
+        }
+        scalar = table.get((t.width, t.signed))
+        return None if scalar is None else ValueType(scalar)
+    return None
+
+
 def spirv_layout(
     t: SpirvType, *, matrix_stride: int | None = None, row_major: bool = False, depth: int = 0
 ) -> ElementLayout:
     """The layout of a SPIR-V type as the module decorates it (Vulkan ``Offset``/``ArrayStride``/``MatrixStride``,
     or the OpenCL C ABI sizes :mod:`accelcore.kernels.spirv` computes for OpenCL modules)."""
-    from .arguments import spirv_value_type
-
     if depth > _MAX_DEPTH:
         return ElementLayout("opaque", None, why="nested too deeply")
     vtype = spirv_value_type(t)
@@ -562,70 +587,6 @@ def with_stride(layout: ElementLayout, stride: int | None) -> ElementLayout:
     if stride is None or stride == layout.size or not layout.checkable:
         return layout
     return replace(layout, size=stride)
-
-
-# --------------------------------------------------------------------------- values by member
-
-
-def encode_layout(layout: ElementLayout, given: object, what: str, depth: int = 0) -> bytes:
-    """The bytes of one element of ``layout`` from Python values: a number (or a numpy scalar of the declared
-    dtype) for a scalar, a sequence for a vector or array (a flat one for an array of scalars or vectors), a
-    dict by member name for a struct (every member, nested structs and arrays too; one member for a union).
-    Every value is checked as :func:`accelcore.kernels.arguments.encode_for` checks it; padding is zero."""
-    from .arguments import encode_for
-
-    if depth > _MAX_DEPTH or not layout.checkable or layout.size is None:
-        raise _invalid(f"{what} is {layout.describe()}, which cannot be written by member ({layout.why or 'opaque'})")
-    out = bytearray(layout.size)
-    vtype = layout.value_type
-    if vtype is not None:
-        _, data = encode_for(vtype, given, what, declaration=layout.describe(1))
-        used = vtype.scalar.bytes * vtype.lanes
-        out[:used] = data[:used]
-        return bytes(out)
-    if layout.kind in ("array", "matrix") and layout.element is not None:
-        items = _items(given, layout, what)
-        for number, item in enumerate(items):
-            data = encode_layout(layout.element, item, f"{what}[{number}]", depth + 1)
-            start = number * layout.stride
-            out[start : start + len(data)] = data[: max(0, min(len(data), layout.size - start))]
-        return bytes(out)
-    if layout.kind in ("struct", "union"):
-        if not isinstance(given, Mapping):
-            raise _invalid(f"{what} is {layout.describe(1)}; give its members as a dict, not {type(given).__name__}")
-        by_name = {f.name: f for f in layout.fields if f.name}
-        unknown = [str(k) for k in given if k not in by_name]
-        if unknown:
-            raise _invalid(f"{what} has no member {unknown[0]!r} (it has: {', '.join(by_name) or 'unnamed members'})")
-        if layout.kind == "union":
-            if len(given) != 1:
-                raise _invalid(f"{what} is a union ({layout.describe(1)}); give exactly one member")
-        else:
-            missing = [name for name in by_name if name not in given]
-            if missing:
-                raise _invalid(f"{what} member {missing[0]} ({by_name[missing[0]].layout.describe(1)}) has no value")
-        for name, value in given.items():
-            member = by_name[str(name)]
-            data = encode_layout(member.layout, value, f"{what}.{name}", depth + 1)
-            end = min(layout.size, member.offset + len(data))
-            out[member.offset : end] = data[: end - member.offset]
-        return bytes(out)
-    raise _invalid(f"{what} is {layout.describe(1)}, which cannot be written by member")
-
-
-def _items(given: object, layout: ElementLayout, what: str) -> list[object]:
-    """The ``layout.count`` items of an array value (a flat sequence of scalars is grouped into vectors)."""
-    element = layout.element
-    assert element is not None
-    if isinstance(given, (str, bytes, Mapping)) or not hasattr(given, "__len__"):
-        raise _invalid(f"{what} is {layout.describe(1)} ({layout.count} elements); give a sequence, not {given!r:.60}")
-    items = list(np.asarray(given).reshape(-1)) if isinstance(given, np.ndarray) else list(given)  # type: ignore[call-overload]
-    lanes = element.lanes if element.kind in ("vector",) else (element.count if element.kind == "matrix" else 1)
-    if element.kind == "vector" and len(items) == layout.count * lanes and lanes > 1:
-        items = [items[i * lanes : (i + 1) * lanes] for i in range(layout.count)]
-    if len(items) != layout.count:
-        raise _invalid(f"{what} is {layout.describe(1)} ({layout.count} elements) but was given {len(items)}")
-    return items
 
 
 def block_layout(

@@ -1,4 +1,4 @@
-"""The provider packages and the CLI import without circles.
+"""accelcore, the provider packages and the CLI import without circles.
 
 The graph is read from the source with :mod:`ast` (nothing is imported): an edge for every import of a
 module of the same packages, at module level or inside a function alike, except under
@@ -20,6 +20,7 @@ PACKAGES = {
     "accel_opencl": ROOT / "providers" / "accel_opencl",
     "accel_vulkan": ROOT / "providers" / "accel_vulkan",
     "accel_cli": ROOT / "tools" / "accel_cli",
+    "accelcore": ROOT / "accelcore",
 }
 
 

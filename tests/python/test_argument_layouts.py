@@ -16,7 +16,8 @@ import pytest
 import accelcore as ac
 from accelcore import ErrorKind
 from accelcore.devices.environment import apply_defaults
-from accelcore.kernels.layouts import ElementLayout, LayoutField, check_array, encode_layout
+from accelcore.kernels.arguments import encode_layout
+from accelcore.kernels.layouts import ElementLayout, LayoutField, check_array
 from accelcore.kernels.opencl_signature import opencl_kernels
 from accelcore.kernels.values import ScalarType
 from accelcore.testing.pytest_support import provider_device_params, raises_kind

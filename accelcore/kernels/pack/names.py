@@ -5,7 +5,7 @@ NAME=...``, the Python layer's keywords)."""
 from __future__ import annotations
 
 from ...contract.errors import BackendError
-from ..arguments import spirv_value_type
+from ..layouts import spirv_value_type
 from ..opencl_signature import opencl_kernels
 from ..package import ArgumentName, KernelPackage, ModuleKind
 from ..spirv import inspect_spirv

@@ -15,7 +15,8 @@ from dataclasses import dataclass
 
 from ...contract.errors import BackendError
 from ...contract.flags import AccessMode, access_allows
-from ..arguments import ArgumentKey, TypedValue, describe, encode_aggregate, encode_for, lookup, spirv_value_type
+from ..arguments import ArgumentKey, TypedValue, describe, encode_aggregate, encode_for, lookup
+from ..layouts import spirv_value_type
 from ..opencl_signature import AggregateMember, OpenCLKernel
 from ..package import (
     ANY_LOCAL_SIZE,

@@ -8,7 +8,8 @@ import dataclasses
 from collections.abc import Mapping, Sequence
 
 from ...contract.flags import AccessMode, access_allows
-from ..arguments import ArgumentKey, describe, encode_for, lookup, spirv_value_type, struct_bytes
+from ..arguments import ArgumentKey, describe, encode_for, lookup, struct_bytes
+from ..layouts import spirv_value_type
 from ..package import NO_COUNT_ARGUMENT, DescriptorType, Dispatch, PackageBinding, SpecConstant
 from ..spirv import EntryPoint, SpirvModule
 from ..values import ScalarType, ValueType

@@ -131,7 +131,7 @@ def _parameter_names(pkg: KernelPackage) -> dict[int, tuple[str, str]]:
 
 
 def _decoded(t: SpirvType, data: bytes) -> object:
-    from accelcore.kernels.arguments import spirv_value_type
+    from accelcore.kernels.layouts import spirv_value_type
 
     vtype = spirv_value_type(t)
     if vtype is None or len(data) < vtype.scalar.bytes * vtype.lanes:
