@@ -1,6 +1,7 @@
 # All targets set themselves up, idempotently, on a fresh Debian 12 machine (as root).
 #   make run   - set up, list every device, run the conformance suite on every device
 #   make test  - set up, lint, type-check, run the tests
+#   make test-fast - the edit loop: the contract, kernels, engine and architecture tests (no lint)
 SHELL := /bin/bash
 PYTHON ?= python3
 VENV := .venv
@@ -20,6 +21,10 @@ export RUSTICL_ENABLE ?= swrast
 export XDG_RUNTIME_DIR ?= /tmp
 
 PYTEST_ARGS ?=
+# pytest-xdist: one worker per core, a test file's tests on one worker (they share its module fixtures and
+# files). PYTEST_WORKERS=0 runs everything in this process.
+PYTEST_WORKERS ?= auto
+PYTEST_PARALLEL := $(if $(filter 0,$(PYTEST_WORKERS)),,-n $(PYTEST_WORKERS) --dist loadfile)
 
 # Intel's oneAPI OpenCL CPU runtime (extra [intel], x86-64 Linux only) lives in the venv, and so does its
 # registration: $(INTEL_ICD) holds the absolute path of the venv's libintelocl.so (its RUNPATH finds the rest; no
@@ -36,7 +41,7 @@ INTEL_ICD := $(CHECKOUT_VENDORS)/accelcore-intel-cpu.icd
 LEGACY_ICD := $(SYSTEM_VENDORS)/accelcore-intel-cpu.icd
 INTEL_LIB := $(abspath $(VENV))/lib/libintelocl.so
 
-.PHONY: setup debian intel-icd run test lint typecheck pytest artifacts bench clean
+.PHONY: setup debian intel-icd run test test-fast lint typecheck pytest artifacts bench clean
 
 # The line to paste: `accel` and the `accelcore` package live in .venv, which is not on PATH (README.md).
 NEXT_STEP := echo "accel and the accelcore package are in $(VENV), not on PATH; to use them in this shell, paste:"; \
@@ -120,7 +125,10 @@ typecheck: setup
 	$(BIN)/mypy
 
 pytest: setup
-	$(BIN)/python -m pytest $(PYTEST_ARGS)
+	$(BIN)/python -m pytest $(PYTEST_PARALLEL) $(PYTEST_ARGS)
+
+test-fast: setup
+	$(BIN)/python -m pytest $(PYTEST_PARALLEL) -m "not slow" tests/core tests/engine $(PYTEST_ARGS)
 
 test: lint typecheck pytest
 
