@@ -1,28 +1,6 @@
-"""The numpy-first layer: open a device by selector, load a kernel from a file, call it on arrays.
-
-::
-
-    import numpy as np, accelcore as ac
-    dev = ac.open("opencl:*pocl*")
-    saxpy = dev.kernel("saxpy.cl")
-    saxpy(a=np.float32(2.5), x=x, y=y, n=np.int32(x.size), global_size=x.size)   # y updated in place
-
-Promise: everything goes through the command engine
-(:class:`~accelcore.engine.CommandEngine`), so every host-side check of the
-contract applies. Arguments are matched to the kernel's declarations by name
-(or position: OpenCL parameter order, Vulkan descriptors in (set, binding)
-order) before anything runs: scalars are typed from their declarations
-(:mod:`accelcore.kernels.pack`), arrays must have the declared element dtype, be
-C-contiguous, and be writable where the kernel writes — a mismatch raises
-``BackendError(INVALID_ARGUMENT)`` naming the argument, the declaration and
-what was given. Arrays the kernel writes are read back into the caller's
-arrays (no intermediate copy) and returned. Scalars belong to the program
-(docs/contract.md, trap 14): a call with new values loads the package again,
-which the providers make cheap, and the loaded programs are remembered (a
-few per kernel); a call with the same exact values and work size as an earlier
-one packs nothing (its package is remembered too). :class:`DeviceArray` stays on the device: passing one binds
-it without a transfer. Resources are released child before parent on
-:meth:`Device.close` (also on errors; ``with ac.open(...) as dev:``).
+"""Opening devices (:func:`devices`, :func:`open`) and :class:`Device`: one command engine over a provider
+instance, one context and one queue, with its buffer pool, device arrays and kernels; :meth:`Device.close`
+releases them child before parent. The promise of the whole layer is in :mod:`accelcore.api`.
 """
 
 from __future__ import annotations
