@@ -36,7 +36,7 @@ import numpy.typing as npt
 
 from ..case import CaseContext, ConformanceCase
 from .exact import MASK, U32, ExactResult, compare_exact, hex32, rng_for, run_once, words
-from .kernels import OPENCL
+from .kernels import OPENCL, conclude
 
 __all__ = [
     "ADDRESSES",
@@ -323,9 +323,7 @@ def _atomic_case(op: AtomicOp, api: str) -> ConformanceCase:
                 if check.serialization_breaks
                 else "counter 0's operations ran in work-item order (no interleaving seen; not judged)"
             )
-        ctx.record(result.metrics())
-        ctx.check(result.passed, result.summary())
-        ctx.note(result.summary())
+        conclude(ctx, result)
 
     return ConformanceCase(
         op.case_id,
@@ -397,9 +395,7 @@ def _barrier_case(api: str) -> ConformanceCase:
                 "wrong_sums": result.mismatches - wrong_reads,
             }
         )
-        ctx.record(result.metrics())
-        ctx.check(result.passed, result.summary())
-        ctx.note(result.summary())
+        conclude(ctx, result)
 
     return ConformanceCase(
         case_id,

@@ -22,7 +22,7 @@ from .features import feature_cases
 from .functions import F32_FUNCTIONS, F32Function
 from .integer import integer_cases
 from .judge import measure
-from .kernels import OPENCL, VULKAN, launch, package_for
+from .kernels import OPENCL, VULKAN, conclude, launch, package_for
 from .sweep import sweep
 from .wide import wide_cases
 
@@ -84,9 +84,7 @@ def _f32_case(fn: F32Function, api: str, claims: Mapping[str, Any]) -> Conforman
                 if denormals
                 else "device does not report CL_FP_DENORM: flushing allowed"
             )
-        ctx.record(result.metrics())
-        ctx.check(result.passed, result.summary())
-        ctx.note(result.summary())
+        conclude(ctx, result)
 
     return ConformanceCase(
         f"numerics.{fn.name}.f32",

@@ -34,7 +34,7 @@ import numpy.typing as npt
 from ..case import CaseContext, ConformanceCase
 from .atomics import atomic_cases, barrier_cases
 from .exact import MASK, U32, compare_exact, describe_word, hex32, rng_for, run_once, words
-from .kernels import OPENCL, VULKAN
+from .kernels import OPENCL, VULKAN, conclude
 from .sweep import EDGE_VALUES, bit_patterns
 
 __all__ = [
@@ -394,9 +394,7 @@ def _int_case(op: IntOp, api: str) -> ConformanceCase:
             signed=op.signed,
         )
         result.extra.update({"type": op.type, "form": form})
-        ctx.record(result.metrics())
-        ctx.check(result.passed, result.summary())
-        ctx.note(result.summary())
+        conclude(ctx, result)
 
     return ConformanceCase(
         op.case_id,
@@ -478,9 +476,7 @@ def _conversion_case(conversion: Conversion, api: str) -> ConformanceCase:
         result.extra.update(
             {"type": "f32", "form": form, "rounding": conversion.rounding, "saturate": conversion.saturate}
         )
-        ctx.record(result.metrics())
-        ctx.check(result.passed, result.summary())
-        ctx.note(result.summary())
+        conclude(ctx, result)
 
     return ConformanceCase(
         conversion.case_id,

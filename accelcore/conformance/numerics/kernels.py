@@ -9,7 +9,7 @@ of a sweep.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import Any, Protocol
 
 import numpy as np
 import numpy.typing as npt
@@ -25,7 +25,7 @@ from ...kernels.package_codec import write_package
 from ..case import CaseContext, Session, describe_exception
 from ..corpus import corpus_root
 
-__all__ = ["OPENCL", "VULKAN", "launch", "module_bytes", "package_for"]
+__all__ = ["OPENCL", "VULKAN", "Verdict", "conclude", "launch", "module_bytes", "package_for"]
 
 OPENCL = "opencl"
 VULKAN = "vulkan"
@@ -135,3 +135,22 @@ def try_load(session: Session, context: Any, pkg: KernelPackage) -> str | None:
         return describe_exception(exc).splitlines()[0][:300]
     session.unload_program(program)
     return None
+
+
+class Verdict(Protocol):
+    """What a numerics case measured (:class:`~.judge.Measurement`, :class:`~.exact.ExactResult`)."""
+
+    @property
+    def passed(self) -> bool: ...
+
+    def summary(self) -> str: ...
+
+    def metrics(self) -> dict[str, Any]: ...
+
+
+def conclude(ctx: CaseContext, result: Verdict, **extra: Any) -> None:
+    """How every numerics case ends: its metrics (and ``extra``) recorded, passed or not; then it fails
+    with the one-line summary, or passes noting it."""
+    ctx.record({**result.metrics(), **extra})
+    ctx.check(result.passed, result.summary())
+    ctx.note(result.summary())

@@ -25,7 +25,7 @@ from ..case import CaseContext, CaseFailed, ConformanceCase, describe_exception
 from .exact import run_once
 from .functions import WideFunction, wide_functions
 from .judge import describe, measure
-from .kernels import OPENCL, VULKAN
+from .kernels import OPENCL, VULKAN, conclude
 from .sweep import wide_sweep
 from .ulp import FMT_F16, FMT_F64, Format
 
@@ -191,9 +191,7 @@ def _function_case(fn: WideFunction, api: str, claims: Mapping[str, Any]) -> Con
                 if denormals
                 else f"device does not report CL_FP_DENORM in {config}: flushing allowed"
             )
-        ctx.record({**result.metrics(), "type": fn.type})
-        ctx.check(result.passed, result.summary())
-        ctx.note(result.summary())
+        conclude(ctx, result, type=fn.type)
 
     text = limit.text if limit is not None else "-"
     return ConformanceCase(
