@@ -12,41 +12,12 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from accelcore.conformance.corpus import corpus_root
+
 from .test_real_drivers import _devices
 
-SAXPY_CL = """
-__kernel void saxpy(const float a, __global const float* x, __global float* y, const int n)
-{
-    int i = get_global_id(0);
-    if (i < n) y[i] = a * x[i] + y[i];
-}
-"""
-REDUCE_CL = """
-__kernel void reduce(__global const float* in, __global float* out, __local float* scratch, const int n)
-{
-    int gid = get_global_id(0), lid = get_local_id(0), size = get_local_size(0);
-    scratch[lid] = gid < n ? in[gid] : 0.0f;
-    barrier(CLK_LOCAL_MEM_FENCE);
-    for (int step = size / 2; step > 0; step /= 2) {
-        if (lid < step) scratch[lid] += scratch[lid + step];
-        barrier(CLK_LOCAL_MEM_FENCE);
-    }
-    if (lid == 0) out[get_group_id(0)] = scratch[0];
-}
-"""
-GEMM_CL = """
-#define DATA_TYPE float
-__kernel void gemm(__global DATA_TYPE *a, __global DATA_TYPE *b, __global DATA_TYPE *c,
-                   DATA_TYPE alpha, DATA_TYPE beta, int ni, int nj, int nk)
-{
-    int j = get_global_id(0);
-    int i = get_global_id(1);
-    if ((i < ni) && (j < nj)) {
-        c[i * nj + j] *= beta;
-        for (int k = 0; k < nk; k++) c[i * nj + j] += alpha * a[i * nk + k] * b[k * nj + j];
-    }
-}
-"""
+CORPUS_SOURCES = {"saxpy.cl": "saxpy_args.cl", "reduce.cl": "reduce_local.cl", "gemm.cl": "gemm.cl"}
+"""The OpenCL C kernels the commands run: the corpus sources docs/cli.md runs (artifacts/src/opencl/)."""
 SAXPY_PC = """#version 450
 layout(local_size_x = 64) in;
 layout(push_constant) uniform Params { float a; uint n; } p;
@@ -68,8 +39,8 @@ void main() {
 
 @pytest.fixture
 def kernels(tmp_path: Path) -> Path:
-    for name, text in (("saxpy.cl", SAXPY_CL), ("reduce.cl", REDUCE_CL), ("gemm.cl", GEMM_CL)):
-        (tmp_path / name).write_text(text)
+    for name, corpus_name in CORPUS_SOURCES.items():
+        shutil.copyfile(corpus_root() / "src" / "opencl" / corpus_name, tmp_path / name)
     compiler = shutil.which("glslangValidator")
     assert compiler, "glslangValidator is missing (make setup installs glslang-tools)"
     for name, text in (("saxpy_pc", SAXPY_PC), ("particles", PARTICLES)):
@@ -123,8 +94,8 @@ def test_opencl_scalars_local_memory_and_2d(accel, kernels: Path) -> None:
         proc = _run(
             accel,
             "opencl",
-            f"run {device} reduce.cl --local-mem scratch=1024 --bind in=in.npy --bind out=part.npy:w --arg n=4096 "
-            "--global 4096 --local-size 256 --out out=part.npy",
+            f"run {device} reduce.cl --local-mem scratch=1024 --bind input=in.npy --bind partial_sums=part.npy:w "
+            "--arg n=4096 --global 4096 --local-size 256 --out partial_sums=part.npy",
             kernels,
         )
         assert proc.returncode == 0, proc.stderr

@@ -11,17 +11,13 @@ import accelcore as ac
 from accelcore.api import device as device_module
 from accelcore.api import kernel as kernel_module
 from accelcore.api import run as run_module
+from accelcore.conformance.corpus import corpus_root
 from accelcore.devices.environment import apply_defaults
 
 apply_defaults()
 
-SAXPY_CL = """
-__kernel void saxpy(const float a, __global const float* x, __global float* y, const int n)
-{
-    int i = get_global_id(0);
-    if (i < n) y[i] = a * x[i] + y[i];
-}
-"""
+SAXPY_CL = (corpus_root() / "src" / "opencl" / "saxpy_args.cl").read_bytes()
+"""The corpus SAXPY (docs/cli.md runs it), given as source bytes."""
 
 
 def _first_opencl() -> ac.Device:
@@ -43,7 +39,7 @@ def test_repeated_calls_pack_once(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(kernel_module, "pack_module", counting)
     x = np.arange(64, dtype=np.float32)
     with _first_opencl() as dev:
-        kernel = dev.kernel(SAXPY_CL.encode())
+        kernel = dev.kernel(SAXPY_CL)
         for _ in range(3):
             y = np.ones(64, dtype=np.float32)
             kernel(a=np.float32(2.0), x=x, y=y, n=np.int32(64), global_size=64)
@@ -69,7 +65,7 @@ def test_remembered_routes_and_bindings_keep_every_check() -> None:
     and a dtype or writeability change of a remembered array is still refused."""
     x = np.arange(64, dtype=np.float32)
     with _first_opencl() as dev:
-        kernel = dev.kernel(SAXPY_CL.encode())
+        kernel = dev.kernel(SAXPY_CL)
         dx = dev.array(x)
         dy = dev.array(np.ones(64, dtype=np.float32))
         host_y = np.ones(64, dtype=np.float32)
@@ -103,7 +99,7 @@ def test_a_remembered_binding_uploads_what_the_array_holds_now(monkeypatch: pyte
     monkeypatch.setattr(run_module, "_SPECS_KEPT", 4)  # a run's binding specs
     x = np.arange(64, dtype=np.float32)
     with _first_opencl() as dev:
-        kernel = dev.kernel(SAXPY_CL.encode())
+        kernel = dev.kernel(SAXPY_CL)
         sources = []
         for step in range(4):
             x[:] = np.arange(64, dtype=np.float32) * (step + 1)  # the same object, new contents
@@ -139,7 +135,7 @@ def test_a_repeated_call_on_device_arrays_reuses_its_binding_work_and_stays_righ
     x = np.arange(64, dtype=np.float32)
     a, n = np.float32(2.0), np.int32(64)
     with _first_opencl() as dev:
-        kernel = dev.kernel(SAXPY_CL.encode())
+        kernel = dev.kernel(SAXPY_CL)
         dx, dy = dev.array(x), dev.array(np.ones(64, dtype=np.float32))
         want = np.ones(64, dtype=np.float32)
         prepared, runs = [], []

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import shutil
 from pathlib import Path
 
 import numpy as np
@@ -10,14 +11,9 @@ import pytest
 import accelcore as ac
 from accelcore import BackendError
 from accelcore.api.compare import Tolerance, compare_arrays
+from accelcore.conformance.corpus import corpus_root
 
-SAXPY_CL = """
-__kernel void saxpy(const float a, __global const float* x, __global float* y, const int n)
-{
-    int i = get_global_id(0);
-    if (i < n) y[i] = a * x[i] + y[i];
-}
-"""
+SAXPY_CL = corpus_root() / "src" / "opencl" / "saxpy_args.cl"
 
 
 def test_ulp_distance_counts_representable_values() -> None:
@@ -54,7 +50,7 @@ def test_compare_runs_on_every_opencl_device(tmp_path: Path) -> None:
     opencl = [d.device_id for d in ac.devices() if d.provider == "opencl"]
     if len(opencl) < 2:
         pytest.skip(f"a comparison needs two OpenCL devices; found {opencl}")
-    (tmp_path / "saxpy.cl").write_text(SAXPY_CL)
+    shutil.copyfile(SAXPY_CL, tmp_path / "saxpy.cl")
     x = np.linspace(0, 1, 1000, dtype=np.float32)
     y = np.linspace(1, 2, 1000, dtype=np.float32)
     before = y.copy()

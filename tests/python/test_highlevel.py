@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import shutil
 import sys
 from pathlib import Path
 
@@ -10,32 +11,13 @@ import pytest
 
 import accelcore as ac
 from accelcore import BackendError, ErrorKind
+from accelcore.conformance.corpus import corpus_root
 from accelcore.devices.environment import apply_defaults
 from accelcore.devices.selector import SelectorError
 from accelcore.testing.pytest_support import provider_device_params
 
 apply_defaults()
 
-SAXPY_CL = """
-__kernel void saxpy(const float a, __global const float* x, __global float* y, const int n)
-{
-    int i = get_global_id(0);
-    if (i < n) y[i] = a * x[i] + y[i];
-}
-"""
-REDUCE_CL = """
-__kernel void reduce(__global const float* in, __global float* out, __local float* scratch, const int n)
-{
-    int gid = get_global_id(0), lid = get_local_id(0), size = get_local_size(0);
-    scratch[lid] = gid < n ? in[gid] : 0.0f;
-    barrier(CLK_LOCAL_MEM_FENCE);
-    for (int step = size / 2; step > 0; step /= 2) {
-        if (lid < step) scratch[lid] += scratch[lid + step];
-        barrier(CLK_LOCAL_MEM_FENCE);
-    }
-    if (lid == 0) out[get_group_id(0)] = scratch[0];
-}
-"""
 SAXPY_GLSL = """#version 450
 layout(local_size_x = 64) in;
 layout(push_constant) uniform Params { float a; int n; } p;
@@ -57,8 +39,9 @@ VULKAN, VULKAN_IDS = provider_device_params("vulkan")
 
 @pytest.fixture
 def files(tmp_path: Path) -> Path:
-    (tmp_path / "saxpy.cl").write_text(SAXPY_CL)
-    (tmp_path / "reduce.cl").write_text(REDUCE_CL)
+    opencl = corpus_root() / "src" / "opencl"  # the corpus sources docs/cli.md runs
+    shutil.copyfile(opencl / "saxpy_args.cl", tmp_path / "saxpy.cl")
+    shutil.copyfile(opencl / "reduce_local.cl", tmp_path / "reduce.cl")
     (tmp_path / "saxpy.comp").write_text(SAXPY_GLSL)
     (tmp_path / "groups.comp").write_text(GROUPS_GLSL)
     return tmp_path

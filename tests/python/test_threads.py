@@ -13,44 +13,29 @@ import pytest
 
 import accelcore as ac
 from accelcore import BackendError
+from accelcore.conformance.corpus import corpus_root
 from accelcore.devices.environment import apply_defaults
 from accelcore.testing.pytest_support import provider_device_params
 
 apply_defaults()
 
-SAXPY_CL = """
-__kernel void saxpy(const float a, __global const float* x, __global float* y, const int n)
-{
-    int i = get_global_id(0);
-    if (i < n) y[i] = a * x[i] + y[i];
-}
-"""
-SAXPY_GLSL = """#version 450
-layout(local_size_x = 64) in;
-layout(push_constant) uniform Params { float a; int n; } p;
-layout(set = 0, binding = 0) readonly buffer X { float x[]; };
-layout(set = 0, binding = 1) buffer Y { float y[]; };
-void main() { uint i = gl_GlobalInvocationID.x; if (int(i) < p.n) y[i] = p.a * x[i] + y[i]; }
-"""
+SAXPY_CL = corpus_root() / "src" / "opencl" / "saxpy_args.cl"
+SAXPY_GLSL = corpus_root() / "src" / "glsl" / "saxpy_pc.comp"
+"""The corpus SAXPY kernels: OpenCL ``(float a, x, y, int n)``, GLSL push constants ``{ float a; uint n; }``
+(``n`` goes as a Python int, which either declaration takes)."""
 THREADS = 8
 CALLS = 40
 
 ALL, ALL_IDS = provider_device_params()
 
 
-def _source(entry: object, tmp_path: Path) -> Path:
-    if entry.provider == "vulkan":  # type: ignore[attr-defined]
-        path = tmp_path / "saxpy.comp"
-        path.write_text(SAXPY_GLSL)
-    else:
-        path = tmp_path / "saxpy.cl"
-        path.write_text(SAXPY_CL)
-    return path
+def _source(entry: object) -> Path:
+    return SAXPY_GLSL if entry.provider == "vulkan" else SAXPY_CL  # type: ignore[attr-defined]
 
 
 @pytest.mark.parametrize("entry", ALL, ids=ALL_IDS)
-def test_concurrent_calls_each_get_their_own_result(entry, tmp_path: Path) -> None:
-    source = _source(entry, tmp_path)
+def test_concurrent_calls_each_get_their_own_result(entry) -> None:
+    source = _source(entry)
     failures: list[str] = []
     with ac.open(entry.device_id) as dev:
         saxpy = dev.kernel(source)
@@ -65,7 +50,7 @@ def test_concurrent_calls_each_get_their_own_result(entry, tmp_path: Path) -> No
                     x = rng.uniform(0, 1, n).astype(np.float32)
                     y = np.full(n, thread * 1000 + call, dtype=np.float32)
                     expected = a * x + y
-                    out = saxpy(a=a, x=x, y=y, n=np.int32(n), global_size=n)
+                    out = saxpy(a=a, x=x, y=y, n=n, global_size=n)
                     if not np.allclose(out, expected, rtol=1e-6):
                         failures.append(f"thread {thread} call {call}: another result")
                     if call % 10 == 0:  # device arrays from every thread too
@@ -105,7 +90,7 @@ def worker(thread):
         x = np.full(n, thread, np.float32)
         y = np.full(n, call, np.float32)
         try:
-            out = saxpy(a=np.float32(2), x=x, y=y, n=np.int32(n), global_size=n)
+            out = saxpy(a=np.float32(2), x=x, y=y, n=n, global_size=n)
             assert np.array_equal(out, 2 * x + call), "wrong result"
             outcomes["result"] += 1
         except BackendError:
@@ -128,8 +113,8 @@ sys.exit(1 if other else 0)
 
 
 @pytest.mark.parametrize("entry", ALL, ids=ALL_IDS)
-def test_close_while_threads_call_refuses_cleanly(entry, tmp_path: Path) -> None:
-    source = _source(entry, tmp_path)
+def test_close_while_threads_call_refuses_cleanly(entry) -> None:
+    source = _source(entry)
     done = subprocess.run(
         [sys.executable, "-c", _CLOSE_CHILD, entry.device_id, str(source)],
         capture_output=True,
@@ -146,14 +131,14 @@ def test_close_while_threads_call_refuses_cleanly(entry, tmp_path: Path) -> None
 
 
 @pytest.mark.parametrize("entry", ALL, ids=ALL_IDS)
-def test_a_call_after_close_is_a_backend_error(entry, tmp_path: Path) -> None:
+def test_a_call_after_close_is_a_backend_error(entry) -> None:
     dev = ac.open(entry.device_id)
-    saxpy = dev.kernel(_source(entry, tmp_path))
+    saxpy = dev.kernel(_source(entry))
     arr = dev.array(np.ones(4, np.float32))
     dev.close()
     x = np.ones(64, np.float32)
     with pytest.raises(BackendError, match="closed"):
-        saxpy(a=np.float32(1), x=x, y=x.copy(), n=np.int32(64), global_size=64)
+        saxpy(a=np.float32(1), x=x, y=x.copy(), n=64, global_size=64)
     with pytest.raises(BackendError, match="closed"):
         arr.numpy()
     with pytest.raises(BackendError, match="closed"):
