@@ -1,5 +1,5 @@
 """Shared fixtures of the CLI tests: an environment showing only the test families, a click runner,
-and ``accel`` as a real subprocess."""
+and ``accel`` as a real subprocess; :func:`matrix_run` builds one run of a saved conformance report."""
 
 from __future__ import annotations
 
@@ -8,6 +8,7 @@ import subprocess
 import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
+from typing import Any
 
 import pytest
 from click.testing import CliRunner
@@ -85,3 +86,45 @@ def accel() -> AccelRun:
         )
 
     return run
+
+
+_VERDICT = {"passed": "pass", "failed": "fail", "skipped": "skip"}
+
+
+def matrix_run(
+    host: str,
+    provider: str,
+    index: int,
+    name: str,
+    native: dict[str, Any],
+    cases: Sequence[tuple[str, str, str]] = (("metadata.stable-valid", "passed", ""),),
+) -> dict[str, Any]:
+    """One completed run of an ``accel-conformance-matrix/1`` report (what ``accel conformance --json`` saves on
+    ``host``), with a case per ``(id, status, reason)``: the run ``accel conformance --merge`` reads."""
+    return {
+        "label": f"{provider}:{index}",
+        "host": host,
+        "device": {
+            "id": f"{provider}:{index}",
+            "provider": provider,
+            "index": index,
+            "name": name,
+            "uuid": "00" * 16,
+            "native": native,
+        },
+        "outcome": "completed",
+        "detail": "",
+        "exit_code": 0,
+        "duration_s": 1.0,
+        "cases": [
+            {
+                "id": case_id,
+                "status": status,
+                "verdict": _VERDICT[status],
+                "reason": reason,
+                "duration_s": 0.1,
+                "expectation": None,
+            }
+            for case_id, status, reason in cases
+        ],
+    }

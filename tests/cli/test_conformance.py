@@ -10,6 +10,8 @@ from accel_cli.main import main
 from accel_cli.schemas import validate
 from click.testing import CliRunner
 
+from .conftest import matrix_run
+
 STANDARD = {
     "metadata.stable-valid",
     "intent.reserved-flags",
@@ -96,40 +98,17 @@ def test_merge_reports_from_two_machines(runner: CliRunner, tmp_path: Path, cli_
             "format": "accel-conformance-matrix/1",
             "generated": "2026-11-30T00:00:00+00:00",
             "runs": [
-                {
-                    "label": "opencl:0",
-                    "host": host,
-                    "device": {
-                        "id": "opencl:0",
-                        "provider": "opencl",
-                        "index": 0,
-                        "name": f"dev-{host}",
-                        "uuid": "00" * 16,
-                        "native": {},
-                    },
-                    "outcome": "completed",
-                    "detail": "",
-                    "exit_code": 0,
-                    "duration_s": 1.0,
-                    "cases": [
-                        {
-                            "id": "metadata.stable-valid",
-                            "status": "passed",
-                            "verdict": "pass",
-                            "reason": "",
-                            "duration_s": 0.1,
-                            "expectation": None,
-                        },
-                        {
-                            "id": "event.cancellation-races",
-                            "status": "failed" if host == "beta" else "skipped",
-                            "verdict": "fail" if host == "beta" else "skip",
-                            "reason": "why",
-                            "duration_s": 0.1,
-                            "expectation": None,
-                        },
+                matrix_run(
+                    host,
+                    "opencl",
+                    0,
+                    f"dev-{host}",
+                    {},
+                    [
+                        ("metadata.stable-valid", "passed", ""),
+                        ("event.cancellation-races", "failed" if host == "beta" else "skipped", "why"),
                     ],
-                }
+                )
             ],
         }
         path.write_text(json.dumps(document))

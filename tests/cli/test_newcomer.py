@@ -11,6 +11,8 @@ from accel_cli.main import main
 from accel_cli.schemas import validate
 from click.testing import CliRunner
 
+from .conftest import matrix_run
+
 _FACT_KEYS = {"compute_units", "global_memory_bytes", "local_memory_bytes", "max_work_group_size", "fp16", "fp64"}
 
 
@@ -483,35 +485,7 @@ def test_merged_report_labels_every_column_by_host_and_shows_driver_versions(
     }
     reports = []
     for host, entries in devices.items():
-        runs = [
-            {
-                "label": f"{provider}:{index}",
-                "host": host,
-                "device": {
-                    "id": f"{provider}:{index}",
-                    "provider": provider,
-                    "index": index,
-                    "name": name,
-                    "uuid": "00" * 16,
-                    "native": native,
-                },
-                "outcome": "completed",
-                "detail": "",
-                "exit_code": 0,
-                "duration_s": 1.0,
-                "cases": [
-                    {
-                        "id": "metadata.stable-valid",
-                        "status": "passed",
-                        "verdict": "pass",
-                        "reason": "",
-                        "duration_s": 0.1,
-                        "expectation": None,
-                    }
-                ],
-            }
-            for provider, index, name, native in entries
-        ]
+        runs = [matrix_run(host, provider, index, name, native) for provider, index, name, native in entries]
         path = tmp_path / f"{host}.json"
         path.write_text(json.dumps({"format": "accel-conformance-matrix/1", "runs": runs}))
         reports.append(str(path))
