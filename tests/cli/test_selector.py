@@ -5,7 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import pytest
-from accel_cli.selector import SelectorError, parse_selector, select_many, select_one
+
+from accelcore.devices.selector import SelectorError, parse_selector, select_many, select_one
 
 
 @dataclass(frozen=True)

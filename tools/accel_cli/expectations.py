@@ -29,9 +29,8 @@ from pathlib import Path
 from typing import Any
 
 from accelcore.contract.errors import BackendError
+from accelcore.devices.selector import DeviceLike, Selector, SelectorError, parse_selector
 from accelcore.support.files import read_file
-
-from .selector import DeviceLike, Selector, SelectorError, parse_selector
 
 __all__ = [
     "DEFAULT_EXPECTATIONS",

@@ -18,9 +18,9 @@ from rich.console import Console
 
 from accelcore.contract.errors import BackendError
 from accelcore.devices.registry import ProviderUnavailable
+from accelcore.devices.selector import SelectorError
 
 from .failures import CliFailure, DeviceFailure, Interrupted, UsageProblem, from_backend_error, interrupted_message
-from .selector import SelectorError
 
 __all__ = ["JSON_META", "console", "emit_json", "error_boundary", "hexuuid", "json_mode", "set_json_mode"]
 
