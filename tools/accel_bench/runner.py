@@ -27,6 +27,7 @@ from accelcore.kernels.package import ModuleKind
 from . import copyfree, dispatch, highlevel_call, kernels, program_load, reload_arguments, transfers
 from .config import DOMAINS, Config
 from .incall import in_call_overhead
+from .items import ITEMS
 from .machine import machine_facts
 from .overhead import engine_overhead, pending_poll_overhead
 from .report import regenerate
@@ -42,19 +43,6 @@ __all__ = ["ITEMS", "SCHEMA", "run"]
 
 SCHEMA = "accel-bench/1"
 DEFAULT_JSON = Path("docs/benchmarks/results.json")
-ITEMS = (
-    "transfers",
-    "round_trip",
-    "sustained",
-    "overhead",
-    "program_load",
-    "reload_arguments",
-    "copy_freedom",
-    "highlevel",
-)
-"""The items of a run, by their key in a device's results (``overhead`` includes the in-call and pending-poll
-parts); ``run(items=...)`` measures only some."""
-
 Log = Callable[[str], None]
 T = TypeVar("T")
 

@@ -7,6 +7,7 @@ import tempfile
 from pathlib import Path
 
 import click
+from accel_bench.items import ITEMS
 
 from ..inventory import discover
 from ..render import error_boundary
@@ -37,18 +38,7 @@ from ..render import error_boundary
     "only",
     multiple=True,
     metavar="ITEM",
-    type=click.Choice(
-        [
-            "transfers",
-            "round_trip",
-            "sustained",
-            "overhead",
-            "program_load",
-            "reload_arguments",
-            "copy_freedom",
-            "highlevel",
-        ]
-    ),
+    type=click.Choice(ITEMS),
     help="Measure only ITEM (repeatable); the table is then named after the JSON, never results.md.",
 )
 @error_boundary
