@@ -248,6 +248,7 @@ def run(
     for warning in length_warnings(artifact.package, slots):
         console(stderr=True).print(f"warning: --bind: {warning}", markup=False)
 
+    options = _run_options(timeout_value, wait_value, domain, resident_bytes)
     inventory = discover()
     matched = inventory.select_many([device_text])
     if len(matched) > 1:
@@ -259,10 +260,7 @@ def run(
             expect_outputs,
             names,
             tolerance,
-            timeout_value,
-            wait_value,
-            domain,
-            resident_bytes,
+            options,
             in_process,
             artifact_text,
         )
@@ -273,8 +271,6 @@ def run(
     foreign = foreign_binary_problem(artifact, entry, inventory.devices)
     if foreign is not None:  # the provider would refuse it (INCOMPATIBLE); name the device it is for
         raise InputRejected(foreign, argument="ARTIFACT", error_kind="INCOMPATIBLE")
-    chosen = None if domain == "auto" else MemoryDomain[domain.upper()]
-    wait_s = None if wait_value.ns is None else wait_value.ns / 1e9
     # A run over a second shows its phase and time on a terminal (stderr), erased when it ends.
     progress = RunProgress(entry.device_id)
     if in_process:
@@ -285,10 +281,7 @@ def run(
                     provider,
                     artifact,
                     slots,
-                    timeout=timeout_value,
-                    domain=chosen,
-                    resident_bytes=resident_bytes,
-                    wait_limit_s=wait_s,
+                    **options,
                     on_phase=lambda event: progress.phase("execute" if event == "submit" else "transfer-out"),
                 )
         except RunFailure as exc:
@@ -299,15 +292,7 @@ def run(
         try:
             with progress:
                 result = run_in_worker(
-                    entry.device_id,
-                    entry.uuid.hex(),
-                    artifact,
-                    slots,
-                    timeout=timeout_value,
-                    domain=chosen,
-                    resident_bytes=resident_bytes,
-                    wait_limit_s=wait_s,
-                    on_phase=progress.phase,
+                    entry.device_id, entry.uuid.hex(), artifact, slots, **options, on_phase=progress.phase
                 )
         except RunFailure as exc:
             raise _failure(exc) from None
@@ -363,6 +348,17 @@ def run(
     out.print(_results_line(slots), markup=False)
 
 
+def _run_options(timeout_value: Any, wait_value: Any, domain: str, resident_bytes: int) -> dict[str, Any]:
+    """--timeout, --wait, --domain and --resident-bytes as the keywords of ``run_once`` and ``run_in_worker``
+    (the driver chooses the domain for ``auto``; no --wait is no host-side limit)."""
+    return {
+        "timeout": timeout_value,
+        "domain": None if domain == "auto" else MemoryDomain[domain.upper()],
+        "resident_bytes": resident_bytes,
+        "wait_limit_s": None if wait_value.ns is None else wait_value.ns / 1e9,
+    }
+
+
 def _compare_devices(
     entries: Sequence[Any],
     artifact: Any,
@@ -371,10 +367,7 @@ def _compare_devices(
     expect_outputs: Sequence[str],
     names: dict[str, int],
     tolerance_text: str,
-    timeout_value: Any,
-    wait_value: Any,
-    domain: str,
-    resident_bytes: int,
+    options: dict[str, Any],
     in_process: bool,
     artifact_text: str,
 ) -> None:
@@ -409,22 +402,12 @@ def _compare_devices(
         except ArrayFileError as exc:
             raise InputRejected(str(exc), argument="--expect-output") from None
     probe = [dataclasses.replace(s, out=s.path) if s in written else s for s in slots]
-    chosen = None if domain == "auto" else MemoryDomain[domain.upper()]
-    wait_s = None if wait_value.ns is None else wait_value.ns / 1e9
     outputs: dict[str, dict[int, np.ndarray] | str] = {}
     for entry in entries:
         try:
             with RunProgress(entry.device_id) as progress:
                 result = run_in_worker(
-                    entry.device_id,
-                    entry.uuid.hex(),
-                    artifact,
-                    probe,
-                    timeout=timeout_value,
-                    domain=chosen,
-                    resident_bytes=resident_bytes,
-                    wait_limit_s=wait_s,
-                    on_phase=progress.phase,
+                    entry.device_id, entry.uuid.hex(), artifact, probe, **options, on_phase=progress.phase
                 )
             outputs[entry.device_id] = dict(result.outputs)
         except (RunFailure, WorkerSetupError, WorkerFailure) as exc:
