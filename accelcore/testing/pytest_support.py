@@ -3,6 +3,8 @@
 - :func:`device_params`: the devices of one provider family as ``(params, ids)`` for
   ``metafunc.parametrize``, filtered by ``ACCEL_DEVICES`` (:mod:`accelcore.testing.selection`);
   an unavailable family or an empty selection is one skipped param that says why.
+- :func:`parametrize_entry`: a ``pytest_generate_tests`` hook that gives every test taking ``entry`` those
+  devices (a provider's test folder sets it in its conftest).
 - :func:`provider_device_params`: the same over the inventory's devices of some providers (what
   ``accelcore.devices()`` lists), for the high-level API's tests.
 - :func:`raises_kind`: ``pytest.raises(BackendError)`` that also insists on the error kind (the test suite's
@@ -21,7 +23,14 @@ from accelcore.contract.errors import BackendError, ErrorKind
 from accelcore.devices.registry import DeviceEntry, ProviderUnavailable, load_families
 from accelcore.testing.selection import device_test_id, is_wanted, wanted_globs
 
-__all__ = ["RaisesKind", "device_params", "provider_device_params", "raises_kind", "real_device_params"]
+__all__ = [
+    "RaisesKind",
+    "device_params",
+    "parametrize_entry",
+    "provider_device_params",
+    "raises_kind",
+    "real_device_params",
+]
 
 
 def device_params(discover: Callable[[], Iterable[DeviceEntry]], label: str) -> tuple[list[Any], list[str]]:
@@ -36,6 +45,19 @@ def device_params(discover: Callable[[], Iterable[DeviceEntry]], label: str) -> 
         reason = f"no {label} device found" + (f" matching ACCEL_DEVICES={wanted}" if wanted else "")
         return [pytest.param(None, marks=pytest.mark.skip(reason=reason))], ["none"]
     return list(entries), [device_test_id(e) for e in entries]
+
+
+def parametrize_entry(discover: Callable[[], Iterable[DeviceEntry]], label: str) -> Callable[[pytest.Metafunc], None]:
+    """A ``pytest_generate_tests`` hook: every test that takes ``entry`` runs once per wanted device of
+    ``discover()`` (:func:`device_params`, discovered once, here), module-scoped so a module's fixtures on
+    one device are made once."""
+    entries, ids = device_params(discover, label)
+
+    def generate(metafunc: pytest.Metafunc) -> None:
+        if "entry" in metafunc.fixturenames:
+            metafunc.parametrize("entry", entries, ids=ids, scope="module")
+
+    return generate
 
 
 _PROVIDER_LABELS = {"opencl": "OpenCL", "vulkan": "Vulkan"}

@@ -36,23 +36,18 @@ from accelcore import (
 from accelcore.contract.waiting import poll_until_terminal
 from accelcore.devices.registry import DeviceEntry
 from accelcore.kernels.package import Dispatch, DispatchKind, KernelPackage, ModuleKind, PackageBinding
-from accelcore.testing.pytest_support import device_params
+from accelcore.testing.pytest_support import parametrize_entry
 
 RW_USAGE = BufferUsage.TRANSFER_SOURCE | BufferUsage.TRANSFER_DESTINATION
 
 
-def _entries() -> tuple[list[Any], list[str]]:
+def _discover() -> Any:
     from accel_opencl import provider_family
 
-    return device_params(provider_family.discover, "OpenCL")
+    return provider_family.discover()
 
 
-ENTRIES, ENTRY_IDS = _entries()
-
-
-def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
-    if "entry" in metafunc.fixturenames:
-        metafunc.parametrize("entry", ENTRIES, ids=ENTRY_IDS, scope="module")
+pytest_generate_tests = parametrize_entry(_discover, "OpenCL")
 
 
 @pytest.fixture

@@ -37,7 +37,7 @@ from accelcore import (
 from accelcore.contract.waiting import poll_until_terminal
 from accelcore.devices.registry import DeviceEntry
 from accelcore.kernels.package import ModuleKind, format_for
-from accelcore.testing.pytest_support import device_params
+from accelcore.testing.pytest_support import parametrize_entry
 from accelcore.testing.selection import device_test_id
 
 TRANSFER = BufferUsage.TRANSFER_SOURCE | BufferUsage.TRANSFER_DESTINATION
@@ -50,13 +50,13 @@ def device_id(entry: DeviceEntry) -> str:
     return device_test_id(entry)
 
 
-def _entries() -> tuple[list[Any], list[str]]:
+def _discover() -> Any:
     from accel_vulkan import provider_family
 
-    return device_params(provider_family.discover, "Vulkan")
+    return provider_family.discover()
 
 
-ENTRIES, ENTRY_IDS = _entries()
+pytest_generate_tests = parametrize_entry(_discover, "Vulkan")
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
@@ -64,11 +64,6 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     for item in items:
         if str(item.path).startswith(here):
             item.add_marker(pytest.mark.vulkan)
-
-
-def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
-    if "entry" in metafunc.fixturenames:
-        metafunc.parametrize("entry", ENTRIES, ids=ENTRY_IDS, scope="module")
 
 
 VUID_ZERO_SIZE = "VUID-VkBufferCreateInfo-size-00912"
