@@ -8,6 +8,7 @@ from __future__ import annotations
 import math
 import os
 import threading
+from collections import deque
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any, NoReturn
@@ -139,6 +140,11 @@ class Device:
         """Per temporary buffer (by ID) read back whole with its guard (see ``_STAGED_READ_BYTES``): the host
         array that read lands in, made once. A temporary belongs to one run at a time and the run copies
         out of it before it ends, so one per buffer suffices; dropped when the buffer is freed."""
+        self._retired: deque[int] = deque()
+        """Programs no kernel uses any more - a dropped :class:`~accelcore.api.kernel.Kernel`'s (handed over by its
+        finalizer, which may run at any garbage collection, so it only appends here) or one a kernel's full cache
+        evicted while a run still used it: unloaded by :meth:`_unload_retired` at the next program load, a program a
+        live run still refers to (BUSY) at a later one."""
         self.context = 0
         self.queue = 0
         if start:
@@ -162,7 +168,29 @@ class Device:
         """Load a program (any artifact format the device takes) through the engine; its id."""
         self._check_open()
         self.start()
+        self._unload_retired()
         return self.engine.load_program(self.context, artifact)
+
+    def _unload(self, program: int) -> None:
+        """Unload ``program`` now, or (a live run still refers to it: BUSY) once that run has ended."""
+        try:
+            self.engine.unload_program(program)
+        except BackendError as exc:
+            if exc.kind is not ErrorKind.BUSY:
+                raise
+            self._retired.append(program)
+
+    def _unload_retired(self) -> None:
+        """Unload the programs of :attr:`_retired` (called holding the device's lock, before a load): one a run
+        still refers to waits for a later load; one that is already gone (a reset since) is forgotten."""
+        retired = self._retired  # a finalizer may append meanwhile (deque: no lock needed, nothing lost)
+        for _ in range(len(retired)):
+            program = retired.popleft()
+            try:
+                self.engine.unload_program(program)
+            except BackendError as exc:
+                if exc.kind is ErrorKind.BUSY:
+                    retired.append(program)
 
     @property
     def id(self) -> str:

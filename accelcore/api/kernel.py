@@ -7,6 +7,7 @@ from __future__ import annotations
 import dataclasses
 import operator
 import struct
+import weakref
 from collections import OrderedDict
 from collections.abc import Hashable, Mapping, Sequence
 from dataclasses import dataclass
@@ -137,6 +138,9 @@ class Kernel:
             self._local_size = (chosen,) if isinstance(chosen, int) else chosen
         self._build_options = build_options
         self._programs: OrderedDict[bytes, tuple[int, KernelPackage]] = OrderedDict()
+        # A dropped kernel hands its programs back to the device (they stayed loaded: 1,024 calls of
+        # dev.kernel(source)(...) ended in RESOURCE_LIMIT max_programs_per_context, the driver's memory growing).
+        weakref.finalize(self, _hand_back, device, self._programs).atexit = False
         self._packages: OrderedDict[Hashable, tuple[KernelPackage, bytes, tuple[_Slot, ...]]] = OrderedDict()
         """Packages (their bytes, the program cache key, and their buffer layout) by the exact scalar
         values and work size of the calls that made them: a repeated call packs nothing."""
@@ -431,13 +435,14 @@ class Kernel:
         if cached is not None:
             self._programs.move_to_end(data)
             return cached[0]
-        engine = self.device.engine
-        ref = ArtifactRef(pkg.format, pkg.target, MemorySource(data), self.device.resident_bytes)
-        program = engine.load_program(self.device.context, ref)
+        device = self.device
+        device._unload_retired()
+        ref = ArtifactRef(pkg.format, pkg.target, MemorySource(data), device.resident_bytes)
+        program = device.engine.load_program(device.context, ref)
         self._programs[data] = (program, pkg)
         while len(self._programs) > _PROGRAMS_PER_KERNEL:
             _, (old, _) = self._programs.popitem(last=False)
-            engine.unload_program(old)
+            device._unload(old)  # a submitted run may still use it
         return program
 
     # -- calls ----------------------------------------------------------------
@@ -596,3 +601,10 @@ class Kernel:
     ) -> Any:
         """``submit(...).wait()``: the arrays the kernel writes (one, or a tuple in parameter order)."""
         return self._submit(args, kwargs, global_size, groups, timeout, allow_short_device_arrays).wait()
+
+
+def _hand_back(device: Device, programs: Mapping[bytes, tuple[int, KernelPackage]]) -> None:
+    """A dropped :class:`Kernel`'s finalizer: its programs go to the device's ``_retired`` (no engine call: this
+    may run at any garbage collection, in any thread, in the middle of another call)."""
+    if not device._closed:
+        device._retired.extend(program for program, _ in programs.values())
