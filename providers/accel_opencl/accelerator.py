@@ -288,6 +288,7 @@ class OpenCLAccelerator:
             )
         context.live = False
         context.transfer_queue = None
+        self._loader.forget_context(context.native)
         context.native = None
         self._contexts -= 1
         self.live.remove("command_queues")

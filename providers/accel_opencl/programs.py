@@ -21,12 +21,22 @@ TargetIdentity), in memory and on disk; a second load of the same source on the
 same device builds from that binary instead of compiling again - after the
 checks a given binary gets (header; its SHA-256 must be the one the verdict
 recorded, else the probe). An entry that fails them is discarded and rebuilt.
+
+Native programs: the last :data:`NATIVE_PROGRAMS_KEPT` programs built from a device binary or from SPIR-V
+are kept per provider instance, by (context, the module's SHA-256, build options); a load of the same
+module again - the same source with other by-value arguments, which the Python layer packs into a new
+package, or a kernel loaded again - creates only a new kernel on it, with its own arguments. Why: each
+native program a driver builds and releases keeps some memory for good (measured with the OpenCL calls
+alone, ``tools/repro/opencl_program_memory.py``), so a load per call grew the process without bound;
+a kernel created and released on a kept program keeps nothing. docs/opencl.md, "Program memory".
 """
 
 from __future__ import annotations
 
 import functools
 import hashlib
+from collections import OrderedDict
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -58,7 +68,10 @@ from .kernel_arguments import (
 )
 from .source_check import check_build_options, check_includes
 
-__all__ = ["ACCEPTED_KINDS", "BuiltProgram", "ProgramLoader"]
+__all__ = ["ACCEPTED_KINDS", "NATIVE_PROGRAMS_KEPT", "BuiltProgram", "ProgramLoader"]
+
+NATIVE_PROGRAMS_KEPT = 16
+"""Built native programs kept per provider instance for new kernels (the least recently loaded goes first)."""
 
 ACCEPTED_KINDS = frozenset({ModuleKind.OPENCL_SOURCE, ModuleKind.OPENCL_BINARY, ModuleKind.SPIRV_OPENCL})
 """Every kind an OpenCL device can take; a device without IL takes all but SPIRV_OPENCL (``accepted_kinds``)."""
@@ -133,6 +146,18 @@ class ProgramLoader:
         )
         self._max_work_item_sizes = tuple(int(v) for v in device.max_work_item_sizes)
         self._max_work_group_size = int(device.max_work_group_size)
+        self._natives: OrderedDict[tuple[int, str, bytes, str], tuple[Any, Any]] = OrderedDict()
+        """(context pointer, module kind, module SHA-256, build options) → (the context, its built native
+        program): see the module docstring. The context is held so its pointer names it while kept."""
+
+    def forget_context(self, context: Any) -> None:
+        """Drop the native programs kept for ``context`` (it is being destroyed)."""
+        for key in [key for key, (owner, _) in self._natives.items() if owner is context]:
+            del self._natives[key]
+
+    @property
+    def native_programs_kept(self) -> int:
+        return len(self._natives)
 
     # -- entry points -------------------------------------------------------------
 
@@ -311,22 +336,43 @@ class ProgramLoader:
         check_capabilities(inspected, self._spirv_capabilities, device=f"OpenCL device {self._device_name!r}")
         if len(module) > resident_limit:
             raise _resource_limit("the retained SPIR-V module", len(module), resident_limit)
-        if self.il_version:
-            with cl_call("clCreateProgramWithIL", "creating a program from OpenCL SPIR-V"):
-                native = self._cl._cl._create_program_with_il(context, module)
-        else:
-            native = create_program_with_il_khr(self._cl, context, self._platform, module)
-        self._build_native(native, package.build_options, "OpenCL SPIR-V")
+
+        def build() -> Any:
+            if self.il_version:
+                with cl_call("clCreateProgramWithIL", "creating a program from OpenCL SPIR-V"):
+                    native = self._cl._cl._create_program_with_il(context, module)
+            else:
+                native = create_program_with_il_khr(self._cl, context, self._platform, module)
+            self._build_native(native, package.build_options, "OpenCL SPIR-V")
+            return native
+
+        native = self._kept(context, "il", module, package.build_options, build)
         binary = self._binary_of(native)
         return BuiltProgram(native, self._kernel(native, package), binary, len(binary) + len(module), False)
 
     # -- native helpers -------------------------------------------------------------
 
-    def _program_from_binary(self, context: Any, binary: bytes, options: str) -> Any:
-        with cl_call("clCreateProgramWithBinary", "creating a program from a device binary"):
-            native = self._cl._cl._Program(context, [self._device], [binary])
-        self._build_native(native, options, "device binary")
+    def _kept(self, context: Any, kind: str, module: bytes, options: str, build: Callable[[], Any]) -> Any:
+        """The native program kept for this module and options in ``context``, else ``build()`` kept."""
+        key = (int(context.int_ptr), kind, hashlib.sha256(module).digest(), options)
+        kept = self._natives.get(key)
+        if kept is not None:
+            self._natives.move_to_end(key)
+            return kept[1]
+        native = build()
+        self._natives[key] = (context, native)
+        while len(self._natives) > NATIVE_PROGRAMS_KEPT:
+            self._natives.popitem(last=False)  # its kernels keep it alive (the driver's reference) while used
         return native
+
+    def _program_from_binary(self, context: Any, binary: bytes, options: str) -> Any:
+        def build() -> Any:
+            with cl_call("clCreateProgramWithBinary", "creating a program from a device binary"):
+                native = self._cl._cl._Program(context, [self._device], [binary])
+            self._build_native(native, options, "device binary")
+            return native
+
+        return self._kept(context, "binary", binary, options, build)
 
     def _build_native(self, native: Any, options: str, what: str) -> None:
         cl = self._cl
