@@ -18,7 +18,7 @@ Run: ``RUSTICL_ENABLE=swrast python tools/repro/opencl_program_memory.py [--devi
 [--calls 4000] [--warmup 1000] [--json]``. ``--json`` prints one JSON object per (device, mode);
 tests/opencl/test_program_memory.py runs the ``accelcore`` mode and bounds its growth.
 
-Measured 2026-12-06 (Debian 12, glibc 2.36, 2 cores; PoCL 3.1, Intel CPU runtime 2026.2, Mesa 22.3.6 rusticl;
+Measured 2026-12-04 (Debian 12, glibc 2.36, 2 cores; PoCL 3.1, Intel CPU runtime 2026.2, Mesa 22.3.6 rusticl;
 1,000 warm-up cycles, then 4,000), bytes per cycle the allocator kept ("before": the code before the fix):
 
     device    driver-program  driver-kernel  pyopencl  accelcore-values      accelcore
@@ -30,8 +30,9 @@ Measured 2026-12-06 (Debian 12, glibc 2.36, 2 cores; PoCL 3.1, Intel CPU runtime
     * 200 warm-up cycles, then 800 (RSS +101, +350, +41 MiB): call 1,025 is RESOURCE_LIMIT
       max_programs_per_context, each dropped Kernel's program having stayed loaded.
 
-Every driver keeps some memory for each program it builds and releases, whoever calls it, and none for a
-kernel made and released on a kept program: the growth a new scalar value per call showed is the drivers',
+Every driver keeps some memory for each program it builds and releases, whoever calls it (Intel's for a program
+a kernel was made on: a program alone keeps nothing there), and none for a kernel made and released on a kept
+program: the growth a new scalar value per call showed is the drivers',
 and PyOpenCL's loop has it to the byte (its RSS looked flat, +0.04 to +0.52 MiB over the 4,000 calls, only
 because the growth first fills heap the allocator already holds). Now the Python layer unloads the programs
 of a dropped Kernel, and the OpenCL provider keeps the last built native programs
