@@ -57,14 +57,15 @@ def expect(got: Any, wanted: Any) -> str | None:
 
 
 class Saxpy:
-    """The threads test's SAXPY (tests/python/test_threads.py) on this device: ``y = a * x + y``."""
+    """The corpus SAXPY the threads test runs (tests/python/test_threads.py) on this device: ``y = a * x + y``;
+    ``n`` goes as a Python int, which the OpenCL ``int n`` and the GLSL ``uint n`` both take."""
 
     def __init__(self, dev: ac.Device, folder: Path, provider: str) -> None:
         self.kernel = dev.kernel(folder / ("saxpy.comp" if provider == "vulkan" else "saxpy.cl"))
 
     def __call__(self, a: Any, x: Any, y: Any, **options: Any) -> Any:
-        n = np.int32(len(x)) if hasattr(x, "__len__") else np.int32(64)
-        return self.kernel(a=a, x=x, y=y, n=n, global_size=int(n), **options)
+        n = len(x) if hasattr(x, "__len__") else 64
+        return self.kernel(a=a, x=x, y=y, n=n, global_size=n, **options)
 
 
 # --------------------------------------------------------------------------- device limits

@@ -434,14 +434,14 @@ def _write_inputs(entry: Any, folder: Path) -> None:
         (folder / "big_private.cl").write_text(limits.BIG_PRIVATE)
         (folder / "scale.cl").write_bytes(third.SCALE_CL)
         (folder / "member.cl").write_bytes(third.STRUCT_CL)
-        (folder / "saxpy.cl").write_text(threads.SAXPY_CL)
+        (folder / "saxpy.cl").write_bytes(threads.SAXPY_CL.read_bytes())
     elif entry.provider == "vulkan":
         shared = _module("tests/vulkan/test_shared_memory.py")
         third = _module("tests/hostile/test_third_round.py")
         threads = _module("tests/python/test_threads.py")
         (folder / "shared.comp").write_text(shared.SHADER)
         (folder / "spec.comp").write_bytes(third.SPEC_GLSL)
-        (folder / "saxpy.comp").write_text(threads.SAXPY_GLSL)
+        (folder / "saxpy.comp").write_bytes(threads.SAXPY_GLSL.read_bytes())
 
 
 def _run_family(entry: Any, family: str, tmp_path: Path, cases: dict[str, str], **env: str) -> None:

@@ -24,7 +24,7 @@ import pytest
 from accel_opencl.programs import NATIVE_PROGRAMS_KEPT
 
 from accelcore import ContextDesc
-from accelcore.pack import pack_module
+from accelcore.kernels.pack import pack_module
 
 _TOOL = Path(__file__).resolve().parents[2] / "tools" / "repro" / "opencl_program_memory.py"
 _spec = importlib.util.spec_from_file_location("opencl_program_memory", _TOOL)

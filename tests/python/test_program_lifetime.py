@@ -17,8 +17,8 @@ import numpy as np
 import pytest
 
 import accelcore as ac
-from accelcore.environment import apply_defaults
-from accelcore.glsl import compile_glsl
+from accelcore.devices.environment import apply_defaults
+from accelcore.kernels.glsl import compile_glsl
 from accelcore.testing.pytest_support import device_params
 
 from .test_threads import SAXPY_CL, SAXPY_GLSL
@@ -30,11 +30,11 @@ _PROGRAMS_PER_KERNEL = 8
 
 
 def _module(entry: Any) -> bytes:
-    return SAXPY_CL.encode() if entry.provider == "opencl" else compile_glsl(SAXPY_GLSL.encode())
+    return SAXPY_CL.read_bytes() if entry.provider == "opencl" else compile_glsl(SAXPY_GLSL.read_bytes())
 
 
 def _saxpy(kernel: ac.Kernel, a: float, y: Any) -> Any:
-    return kernel.submit(a=np.float32(a), x=np.ones(64, np.float32), y=y, n=np.int32(64), global_size=64)
+    return kernel.submit(a=np.float32(a), x=np.ones(64, np.float32), y=y, n=64, global_size=64)
 
 
 def _programs(dev: ac.Device) -> int:
