@@ -4,6 +4,8 @@ A provider family reads these once, at discovery, and hands them out on
 :attr:`accelcore.devices.registry.DeviceEntry.facts`; nothing here imports a driver.
 A fact the driver does not report (or the API has no word for: compute units
 in Vulkan, push constants in OpenCL) is ``None``, never a guess.
+:class:`DeviceDetails` is the deeper read (``accel info``): every limit a tuning
+user looks up, in sections, each fact with its native query, read only when asked.
 """
 
 from __future__ import annotations
@@ -12,7 +14,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-__all__ = ["NativeFacts"]
+__all__ = ["DeviceDetails", "Fact", "FactSection", "NativeFacts"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -59,4 +61,64 @@ class NativeFacts:
             "int64": self.int64,
             "versions": dict(self.versions),
             "extensions": list(self.extensions),
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class Fact:
+    """One answer of the driver to one query, or why there is none.
+
+    ``key``: the stable JSON key within its section, with its unit in the name (``_bytes``, ``_mhz``,
+    ``_ns``, ``_bits``, ``_pixels``). ``value``: JSON-ready (bool, int, float, str, or a list or
+    str-keyed dict of those); ``None`` means not reported, and ``reason`` then says why (the native
+    error, or the extension the device lacks); a fact is never left out because its query failed.
+    ``query``: the native name the value comes from (``CL_DEVICE_MAX_CLOCK_FREQUENCY``,
+    ``VkPhysicalDeviceLimits.maxComputeSharedMemorySize``). ``unit`` and ``layout`` are for people:
+    ``layout`` ``"axes"`` shows a list as ``x x y x z``, ``"lines"`` one item a line, ``""`` inline.
+    """
+
+    key: str
+    label: str
+    value: Any
+    query: str = ""
+    unit: str = ""
+    reason: str = ""
+    layout: str = ""
+
+    def __post_init__(self) -> None:
+        if self.value is None and not self.reason:
+            raise ValueError(f"fact {self.key!r} is not reported but says no reason")
+
+
+@dataclass(frozen=True, slots=True)
+class FactSection:
+    """A group of facts, as clinfo groups them (``key`` ``compute``, ``title`` ``Compute``)."""
+
+    key: str
+    title: str
+    facts: tuple[Fact, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class DeviceDetails:
+    """Everything a tuning user reads about one device, at clinfo / vulkaninfo depth, in sections.
+
+    A provider family reads these only when asked (``device_details(entry)``, used by ``accel info``),
+    never at discovery. ``source`` names the API calls the facts come from.
+    """
+
+    source: str
+    sections: tuple[FactSection, ...]
+
+    def as_dict(self) -> dict[str, Any]:
+        """The JSON-ready ``details`` object of ``accel info --json``: values by section and key; by
+        ``section.key``, the reason of each fact not reported, the unit of each fact that has one and the
+        native query of each fact."""
+        facts = [(f"{s.key}.{f.key}", f) for s in self.sections for f in s.facts]
+        return {
+            "source": self.source,
+            "sections": {s.key: {f.key: f.value for f in s.facts} for s in self.sections},
+            "not_reported": {name: f.reason for name, f in facts if f.value is None},
+            "units": {name: f.unit for name, f in facts if f.unit},
+            "queries": {name: f.query for name, f in facts if f.query},
         }

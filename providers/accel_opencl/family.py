@@ -9,6 +9,7 @@ from typing import Any
 from accelcore.conformance.target import SelfCountingHooks
 from accelcore.devices.opencl_vendors import system_vendors
 from accelcore.devices.registry import ConformanceSetup, DeviceEntry, ProviderUnavailable
+from accelcore.devices.native_facts import DeviceDetails
 
 from .accelerator import OpenCLAccelerator
 from .discovery import PROVIDER, find_device, list_devices, load_pyopencl, to_entry
@@ -45,6 +46,13 @@ class OpenCLFamily:
 
     def open(self, entry: DeviceEntry) -> OpenCLAccelerator:
         return OpenCLAccelerator(find_device(entry))
+
+    def device_details(self, entry: DeviceEntry) -> DeviceDetails:
+        """Every CL_DEVICE_* a tuning user reads, in clinfo's sections (``accel info``; read now, not at
+        discovery, and without a context)."""
+        from .details import device_details
+
+        return device_details(find_device(entry))
 
     def conformance(self, entry: DeviceEntry) -> ConformanceSetup:
         from accelcore.conformance.corpus import standard_target

@@ -18,6 +18,7 @@ from typing import Any
 from accelcore import BackendError
 from accelcore.conformance.target import SelfCountingHooks
 from accelcore.devices.registry import ConformanceSetup, DeviceEntry, ProviderUnavailable
+from accelcore.devices.native_facts import DeviceDetails
 
 from ._binding import PROVIDER, version_text
 
@@ -151,6 +152,13 @@ class VulkanFamily:
         from .accelerator import VulkanAccelerator
 
         return VulkanAccelerator(entry.uuid, validation=validation, **options)
+
+    def device_details(self, entry: DeviceEntry) -> DeviceDetails:
+        """The limits, features, subgroup properties, memory heaps and types and extensions of ``entry``'s
+        physical device, at vulkaninfo depth (``accel info``; read now, not at discovery; no VkDevice)."""
+        from .details import device_details
+
+        return device_details(entry.uuid)
 
     def conformance(self, entry: DeviceEntry, *, validation: bool | None = None) -> ConformanceSetup:
         """Standard target (the corpus ``conformance`` kernel as Vulkan SPIR-V), hooks and Vulkan cases."""

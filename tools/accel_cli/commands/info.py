@@ -1,4 +1,5 @@
-"""``accel info DEVICE``: identity, capabilities, limits, memory domains, artifact formats, native facts."""
+"""``accel info DEVICE``: identity, capabilities, limits, memory domains, artifact formats, native facts, and the
+driver's facts at clinfo / vulkaninfo depth (:mod:`accel_cli.details`)."""
 
 from __future__ import annotations
 
@@ -12,7 +13,10 @@ from accelcore.contract.flags import Capabilities, MemoryDomain
 from accelcore.contract.program import ArtifactFormat
 from accelcore.devices.registry import DeviceEntry
 from accelcore.kernels.package import module_kind_of_format
+from accelcore.devices.native_facts import DeviceDetails
 
+
+from ..details import details_json, details_lines, read_details
 from ..exitcodes import ExitCode
 from ..inventory import discover
 from ..render import emit_json, error_boundary, hexuuid, set_json_mode
@@ -56,7 +60,12 @@ def _domains(info: DeviceInfo) -> list[str]:
 
 
 def info_json(
-    entry: DeviceEntry, info: DeviceInfo, formats: list[dict[str, str]] | None, problem: str
+    entry: DeviceEntry,
+    info: DeviceInfo,
+    formats: list[dict[str, str]] | None,
+    problem: str,
+    details: DeviceDetails | None = None,
+    details_reason: str = "not read",
 ) -> dict[str, Any]:
     """The ``accel info --json`` document (schema accel_cli/schemas/info.schema.json)."""
     identity = info.identity
@@ -82,6 +91,7 @@ def info_json(
         "artifact_formats": formats,
         "native": {str(k): str(v) for k, v in entry.native.items()},
         "native_facts": entry.facts.as_dict() if entry.facts is not None else None,
+        "details": details_json(details, details_reason),
         "valid": not problem,
         "problem": problem or None,
     }
@@ -103,15 +113,21 @@ def _yes_no(value: bool | None) -> str:
     return "-" if value is None else "yes" if value else "no"
 
 
-def _fact_rows(facts: dict[str, Any]) -> list[tuple[str, str]]:
-    """The rows of "native limits and features": only what this provider's driver reports."""
+def _fact_rows(facts: dict[str, Any], listed_below: bool) -> list[tuple[str, str]]:
+    """The rows of "native limits and features": only what this provider's driver reports; the extensions one
+    a line, or (``listed_below``) only their count when the Extensions section of the details lists them."""
     rows = [(label, fmt.format(facts[key])) for key, label, fmt in _FACT_ROWS if facts[key] is not None]
     if facts["uuid_derived"]:
         rows.append(("uuid", f"derived: {facts['uuid_source']} (the driver reports none)"))
     rows.append(("fp16 / fp64 / int64", " / ".join(_yes_no(facts[k]) for k in ("fp16", "fp64", "int64"))))
     rows.extend((f"{name} version", version) for name, version in facts["versions"].items())
     extensions = facts["extensions"]
-    rows.append((f"extensions ({len(extensions)})", " ".join(extensions) or "(none)"))
+    if listed_below:
+        rows.append((f"extensions ({len(extensions)})", "listed under Extensions below"))
+    else:
+        rows.extend((f"extensions ({len(extensions)})" if i == 0 else "", e) for i, e in enumerate(extensions))
+        if not extensions:
+            rows.append(("extensions (0)", "(none)"))
     return rows
 
 
@@ -120,7 +136,7 @@ def _table(rows: list[tuple[str, str]]) -> list[str]:
     return [f"{name:<{width}}  {value}".rstrip() for name, value in rows]
 
 
-def _print(document: dict[str, Any]) -> None:
+def _print(document: dict[str, Any], details: DeviceDetails | None, details_reason: str) -> None:
     device = document["device"]
     lines = [f"{device['id']}  {device['name']}"]
     identity = document["identity"]
@@ -146,9 +162,11 @@ def _print(document: dict[str, Any]) -> None:
         rows.append(("INVALID", document["problem"]))
     lines.extend(_table(rows))
     facts = document["native_facts"]
+    listed_below = details is not None and any(s.key == "extensions" for s in details.sections)
     if facts is not None:
         lines.append(f"native limits and features ({device['provider']}, from the driver)")
-        lines.extend("  " + line for line in _table(_fact_rows(facts)))
+        lines.extend("  " + line for line in _table(_fact_rows(facts, listed_below)))
+    lines.extend(details_lines(details, details_reason, device["provider"]))
     click.echo("\n".join(lines))
 
 
@@ -157,7 +175,9 @@ def _print(document: dict[str, Any]) -> None:
 @click.option("--json", "as_json", is_flag=True, help="Print the facts as JSON (schema accel-info/1).")
 @error_boundary
 def info(device: str | None, as_json: bool) -> None:
-    """Show one device: identity, capabilities, limits, memory domains, artifact formats and native facts.
+    """Show one device: identity, capabilities, limits, memory domains, artifact formats, native facts, and
+    the driver's own answers at clinfo / vulkaninfo depth in sections (Device, Compute, Memory, Images,
+    Floating point, Subgroups, Extensions one a line, Platform / ICD or Loader / ICD).
 
     DEVICE is a selector (opencl:0, vulkan:*llvmpipe*, ...); default $ACCEL_DEVICE.
     Exit status 4 when the device cannot be opened or its metadata is invalid
@@ -166,7 +186,9 @@ def info(device: str | None, as_json: bool) -> None:
     set_json_mode(as_json)
     inventory = discover()
     entry = inventory.select_one(require_device(device))
-    provider = inventory.family_of(entry).open(entry)
+    family = inventory.family_of(entry)
+    details, details_reason = read_details(family, entry)
+    provider = family.open(entry)
     try:
         device_info = provider.device_info()
         problem = ""
@@ -177,11 +199,11 @@ def info(device: str | None, as_json: bool) -> None:
         formats = declared_formats(provider)
     finally:
         close_provider(provider)
-    document = info_json(entry, device_info, formats, problem)
+    document = info_json(entry, device_info, formats, problem, details, details_reason)
     if as_json:
         emit_json(document)
     else:
-        _print(document)
+        _print(document, details, details_reason)
     if problem:
         click.echo(f"Error: {entry.device_id} reports invalid metadata: {problem}", err=True)
         click.get_current_context().exit(int(ExitCode.DEVICE_ERROR))
