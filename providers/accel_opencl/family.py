@@ -4,15 +4,17 @@ from __future__ import annotations
 
 import os
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from accelcore.conformance.target import SelfCountingHooks
 from accelcore.devices.opencl_vendors import system_vendors
 from accelcore.devices.registry import ConformanceSetup, DeviceEntry, ProviderUnavailable
 from accelcore.devices.native_facts import DeviceDetails
 
-from .accelerator import OpenCLAccelerator
 from .discovery import PROVIDER, find_device, list_devices, load_pyopencl, to_entry
+
+if TYPE_CHECKING:
+    from .accelerator import OpenCLAccelerator
 
 __all__ = ["OpenCLFamily", "OpenCLHooks", "provider_family"]
 
@@ -45,6 +47,8 @@ class OpenCLFamily:
         return found
 
     def open(self, entry: DeviceEntry) -> OpenCLAccelerator:
+        from .accelerator import OpenCLAccelerator  # not at import: listing devices does not need it
+
         return OpenCLAccelerator(find_device(entry))
 
     def device_details(self, entry: DeviceEntry) -> DeviceDetails:
@@ -59,6 +63,7 @@ class OpenCLFamily:
         from accelcore.conformance.numerics import numerics_cases
         from accelcore.kernels.package import ModuleKind
 
+        from .accelerator import OpenCLAccelerator
         from .conformance_cases import numerics_claims, opencl_cases
 
         native = find_device(entry)

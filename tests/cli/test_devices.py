@@ -103,3 +103,43 @@ def test_xdg_runtime_dir_default_only_when_unset() -> None:
         [sys.executable, "-c", code], env={**env, "XDG_RUNTIME_DIR": "/run/user/0"}, capture_output=True, text=True
     )
     assert preset.stdout.strip() == "/run/user/0"
+
+
+def test_listing_devices_loads_only_what_listing_needs() -> None:
+    """``accel devices`` imports neither the other subcommands nor the provider instances' modules nor the
+    details readers of ``accel info`` (docs/benchmarks.md, "Listing devices"; no timing asserted here)."""
+    import ast
+    import os
+    import subprocess
+    import sys
+
+    code = (
+        "import sys\n"
+        "from accel_cli.main import main\n"
+        "try:\n"
+        "    main(['devices', '--json'], standalone_mode=False)\n"
+        "finally:\n"
+        "    print(sorted(m for m in sys.modules if m.startswith(('accel_cli', 'accel_opencl', 'accel_vulkan'))),"
+        " file=sys.stderr)\n"
+    )
+    env = {**os.environ, "ACCEL_PROVIDERS": "opencl,vulkan,reference"}
+    env.pop("ACCEL_EXTRA_PROVIDERS", None)
+    done = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    loaded = set(ast.literal_eval(done.stderr.strip().splitlines()[-1]))
+    assert {"accel_cli.commands.devices", "accel_cli.inventory"} <= loaded
+    needless = {
+        "accel_cli.commands.bench",
+        "accel_cli.commands.conformance",
+        "accel_cli.commands.info",
+        "accel_cli.commands.inspect",
+        "accel_cli.commands.pack",
+        "accel_cli.commands.run",
+        "accel_cli.details",
+        "accel_opencl.accelerator",
+        "accel_opencl.details",
+        "accel_opencl.icd",
+        "accel_vulkan.accelerator",
+        "accel_vulkan.details",
+    }
+    assert loaded & needless == set()

@@ -2,11 +2,15 @@
 
 Importing this module sets the environment defaults of
 :mod:`accel_cli.environment` (RUSTICL_ENABLE=swrast unless already set), so
-they are in place before any provider enumerates devices.
+they are in place before any provider enumerates devices. A subcommand's module
+is imported when that subcommand is asked for (``accel devices`` does not load
+what ``accel conformance`` or ``accel bench`` need; docs/benchmarks.md, "Listing
+devices"); ``accel --help`` loads them all.
 """
 
 from __future__ import annotations
 
+import importlib
 from typing import Any
 
 import click
@@ -19,21 +23,36 @@ from .failures import Interrupted, interrupted_message
 
 apply_defaults()
 
-from .commands.bench import bench  # noqa: E402  (after the environment defaults)
-from .commands.conformance import conformance  # noqa: E402
-from .commands.devices import devices  # noqa: E402
-from .commands.info import info  # noqa: E402
-from .commands.inspect import inspect  # noqa: E402
-from .commands.pack import compile_, pack  # noqa: E402
-from .commands.run import run  # noqa: E402
+__all__ = ["COMMANDS", "main"]
 
-__all__ = ["main"]
+COMMANDS = {
+    "devices": "devices:devices",
+    "info": "info:info",
+    "inspect": "inspect:inspect",
+    "pack": "pack:pack",
+    "compile": "pack:compile_",
+    "run": "run:run",
+    "conformance": "conformance:conformance",
+    "bench": "bench:bench",
+}
+"""Each subcommand's ``module:attribute`` in :mod:`accel_cli.commands` (``accel --help`` lists them sorted)."""
 
 
 class _Group(click.Group):
     """The ``accel`` group: Ctrl-C anywhere in a command (also outside its error boundary: discovery, option
     callbacks) exits 130 saying so, never click's "Aborted!" with status 1 ("failures found"); SIGTERM and
     SIGHUP do the same (:mod:`accel_cli.signals`), with 143 and 129."""
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return sorted(COMMANDS)
+
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        """The subcommand, its module imported on first use (and kept in ``commands``)."""
+        if cmd_name not in self.commands and cmd_name in COMMANDS:
+            module, attribute = COMMANDS[cmd_name].split(":")
+            command = getattr(importlib.import_module(f"{__package__}.commands.{module}"), attribute)
+            self.add_command(command, cmd_name)
+        return self.commands.get(cmd_name)
 
     def invoke(self, ctx: click.Context) -> Any:
         signals.install()
@@ -59,16 +78,6 @@ def main() -> None:
     130 interrupted (Ctrl-C; 143 SIGTERM, 129 SIGHUP).
     """
     apply_defaults()
-
-
-main.add_command(devices)
-main.add_command(info)
-main.add_command(inspect)
-main.add_command(pack)
-main.add_command(compile_)
-main.add_command(run)
-main.add_command(conformance)
-main.add_command(bench)
 
 
 if __name__ == "__main__":
