@@ -7,9 +7,9 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from accelcore.conformance.target import SelfCountingHooks
+from accelcore.devices.native_facts import DeviceDetails
 from accelcore.devices.opencl_vendors import system_vendors
 from accelcore.devices.registry import ConformanceSetup, DeviceEntry, ProviderUnavailable
-from accelcore.devices.native_facts import DeviceDetails
 
 from .discovery import PROVIDER, find_device, list_devices, load_pyopencl, to_entry
 

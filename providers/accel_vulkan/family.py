@@ -17,8 +17,8 @@ from typing import Any
 
 from accelcore import BackendError
 from accelcore.conformance.target import SelfCountingHooks
-from accelcore.devices.registry import ConformanceSetup, DeviceEntry, ProviderUnavailable
 from accelcore.devices.native_facts import DeviceDetails
+from accelcore.devices.registry import ConformanceSetup, DeviceEntry, ProviderUnavailable
 
 from ._binding import PROVIDER, version_text
 

@@ -8,7 +8,7 @@ the case instead of killing pytest) through the public Python layer (``accelcore
 the inspector's own hostile tests use (tests/artifacts/test_spirv_hostile.py) and the non-UTF-8
 validator test (tests/vulkan/test_validator_output.py).
 
-The third round's families (issue 25; the second half of this file) run on every device, the reference
+The third round's families (the second half of this file) run on every device, the reference
 provider's included, each (family, device) in one child bounded in time and resident memory, whose cases are
 told apart as crash, hang, memory, wrong result, escape (a refusal that is no BackendError) or refusal:
 
@@ -294,7 +294,7 @@ def test_a_runaway_kernel_ends_at_its_deadline(entry: Any, tmp_path: Path) -> No
     assert elapsed < 45, f"the deadline was 0.5 s; the child took {elapsed:.1f} s"
 
 
-# =========================================================================== third round (issue 25)
+# =========================================================================== third round
 #
 # Each family runs on every device (``ALL``), each (family, device) in one bounded child: ``corpus_child.py``
 # for the Python layer's cases, the per-defect tests' own child scripts where a family has one

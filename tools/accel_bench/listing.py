@@ -6,7 +6,8 @@ hits all of them alike; the result is the median, min and max wall time of each 
 rounds, and the ratios of medians. Python's bytecode caches are allowed (``PYTHONDONTWRITEBYTECODE``
 is removed from the children's environment: an installed package has its ``.pyc`` files; the
 warm-up rounds write them). The environment defaults ``accel`` sets for itself
-(``RUSTICL_ENABLE=swrast``) are given to every command, so ``clinfo -l`` lists the same devices.
+(``RUSTICL_ENABLE=swrast``, ``OCL_ICD_VENDORS`` naming the checkout's vendors folder) are given to every command, so
+``clinfo -l`` lists the same devices.
 
 ``python -m accel_bench.listing [--repeats N] [--json FILE] [--markdown FILE]`` times the ``accel_cli`` this
 interpreter imports (the installed package, or what ``PYTHONPATH`` names), each command started in an empty
@@ -28,7 +29,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from accelcore.environment import DEFAULTS
+from accelcore.devices.environment import apply_defaults
 
 from .machine import machine_facts
 
@@ -70,7 +71,8 @@ ICDs' own start-up, and the vulkan binding with one instance; nothing of accelco
 
 
 def _environment() -> dict[str, str]:
-    env = {**DEFAULTS, **os.environ}
+    apply_defaults()  # RUSTICL_ENABLE, and OCL_ICD_VENDORS naming the checkout's vendors folder: clinfo sees Intel too
+    env = dict(os.environ)
     env.pop("PYTHONDONTWRITEBYTECODE", None)
     env["COLUMNS"] = "160"
     return env

@@ -11,10 +11,9 @@ from accelcore.contract.device import DeviceInfo
 from accelcore.contract.errors import BackendError, DeviceInfoError
 from accelcore.contract.flags import Capabilities, MemoryDomain
 from accelcore.contract.program import ArtifactFormat
+from accelcore.devices.native_facts import DeviceDetails
 from accelcore.devices.registry import DeviceEntry
 from accelcore.kernels.package import module_kind_of_format
-from accelcore.devices.native_facts import DeviceDetails
-
 
 from ..details import details_json, details_lines, read_details
 from ..exitcodes import ExitCode
