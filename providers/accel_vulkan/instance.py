@@ -233,8 +233,9 @@ def describe(index: int, physical: Any) -> PhysicalDescription:
         )
         for i in range(memory.memoryTypeCount)
     )
-    families = list(native("vkGetPhysicalDeviceQueueFamilyProperties", physical))
-    family, queue_count = _choose_compute_family(families)
+    # The cffi array owns its elements: indexing gives views into it, so it must live while they are read.
+    family_array = native("vkGetPhysicalDeviceQueueFamilyProperties", physical)
+    family, queue_count = _choose_compute_family(list(family_array))
     reasons = baseline_problems(api, timeline, family is not None, bool(types))
     return PhysicalDescription(
         index=index,
