@@ -1,8 +1,9 @@
 """Layer 6, api: the numpy-first layer that Python users and the ``accel`` CLI both call.
 
-Owns: opening devices and their buffer pools, kernels and their parameters, runs, device arrays,
-``compare`` across devices, and the keywords Python callers write. ``import accelcore as ac`` re-exports
-its public names (``ac.open``, ``ac.Device`` ...).
+Owns: opening devices (``device``), their buffer pools, guard tails and device arrays (``memory``), kernels
+(``kernel``) and their parameters (``parameters``), runs (``run``), one lock per device and the fork check
+(``serial``), ``compare`` across devices, and the keywords and wording Python callers meet (``keywords``).
+``import accelcore as ac`` re-exports its public names (``ac.open``, ``ac.Device`` ...).
 
 May import: every layer below - contract, support, kernels, engine, devices (docs/architecture.md).
 

@@ -6,9 +6,10 @@ fresh provider instances, then the provider's own ``extra_cases``
 (:class:`ConformanceCase`), then ``accounting.resource-lifecycle``. The CLI
 and the tests call the same function.
 
-Layer 7. Owns the standard cases, the numerics suite, the corpus of ``artifacts/`` as conformance
-cases (``corpus``), reports. May import every layer below it: contract, support, kernels, engine,
-devices, api (docs/architecture.md).
+Layer 7. Owns the case API (``case``), the standard cases (``standard``), ``run`` (``suite``), what a
+provider hands the suite (``target``), reports (``report``), the numerics suite (``numerics``), the corpus of
+``artifacts/`` as conformance cases (``corpus``) and the argument-layout cases' shared body (``layouts``).
+May import every layer below it: contract, support, kernels, engine, devices, api (docs/architecture.md).
 """
 
 from __future__ import annotations

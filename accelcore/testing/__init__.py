@@ -6,7 +6,10 @@
 - :class:`FaultAccelerator`: scripted faults around any provider, with accounting.
 - ``provider_family``: the ``reference`` entry point (device ``reference:0``).
 
-Nothing here is a driver or pretends to be one.
+Nothing here is a driver or pretends to be one. Modules: ``reference`` (the provider), ``programs`` (its
+artifact format and built-in programs), ``hooks`` (its conformance inputs), ``family`` (its entry point),
+``faults`` (fault injection), ``selection`` (which real devices a run covers, ``ACCEL_DEVICES``) and
+``pytest_support`` (pytest helpers for the real-device suites).
 
 Layer 8, the top. May import every other layer (docs/architecture.md).
 """

@@ -86,6 +86,19 @@ def test_each_layer_says_its_place_and_what_it_may_import() -> None:
         assert "May import" in doc and "docs/architecture.md" in doc, f"accelcore/{name}/__init__.py: {doc[:200]!r}"
 
 
+def test_each_layer_names_its_modules() -> None:
+    """A layer's docstring says what each of its modules (and subpackages) owns: a module it does not name is one
+    a reader cannot place."""
+    for name in doc_layers():
+        folder = PACKAGE / name
+        doc = ast.get_docstring(ast.parse((folder / "__init__.py").read_text(encoding="utf-8"))) or ""
+        named = {word for group in re.findall(r"``(\w+)``|`(\w+)`|:mod:`\.(\w+)`", doc) for word in group if word}
+        modules = {p.stem for p in folder.glob("*.py") if p.stem != "__init__"}
+        modules |= {p.parent.name for p in folder.glob("*/__init__.py")}
+        unnamed = sorted(modules - named)
+        assert not unnamed, f"accelcore/{name}/__init__.py does not name {unnamed}"
+
+
 def test_no_module_imports_a_later_layer() -> None:
     layers = doc_layers()
     upward = []
