@@ -95,14 +95,15 @@ DERIVED_UUID_SOURCE = "sha256(platform name, vendor, version; device name, vendo
 
 
 def _reported_uuid(cl: Any, device: Any) -> bytes | None:
-    """CL_DEVICE_UUID_KHR when the device offers cl_khr_device_uuid (16 bytes), else None."""
+    """CL_DEVICE_UUID_KHR when the device offers cl_khr_device_uuid (16 bytes), else None. Asked of the ICD
+    loader directly (:mod:`.icd`): pyopencl has no name for the query and refuses it without asking the driver,
+    which made a device that reports its UUID (Intel's CPU runtime) fall back to a derived one."""
     if "cl_khr_device_uuid" not in str(device.extensions).split():
         return None
-    try:
-        value = bytes(device.get_info(0x106A))  # CL_DEVICE_UUID_KHR
-    except (cl.Error, TypeError, ValueError):
-        return None
-    return value if len(value) == 16 else None
+    from .icd import device_bytes
+
+    value = device_bytes(device, 0x106A, "CL_DEVICE_UUID_KHR").value  # CL_DEVICE_UUID_KHR
+    return bytes(value) if value is not None and len(value) == 16 else None
 
 
 def derived_uuid(

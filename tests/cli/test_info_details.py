@@ -1,4 +1,4 @@
-"""``accel info`` at clinfo / vulkaninfo depth (tracker "What a newcomer still trips over", item 5).
+"""``accel info`` at clinfo / vulkaninfo depth (docs/cli.md, "accel info").
 
 Every fact is checked against the driver through another road than the provider's: pyopencl's own
 device attributes and ``clinfo --raw`` for OpenCL, ``vulkaninfo`` for Vulkan (each skipped, saying
@@ -608,3 +608,27 @@ def test_a_fact_not_reported_must_say_why_and_renders_with_it() -> None:
         "  sizes         not reported: clGetDeviceInfo(CL_X) returned CL_INVALID_VALUE",
         "  local memory  65,536 bytes (64 KiB)",
     ]
+
+
+def test_a_device_that_reports_its_uuid_is_listed_under_it() -> None:
+    """An OpenCL device that answers ``CL_DEVICE_UUID_KHR`` (clinfo shows it) is listed under that UUID, not a
+    derived one (pyopencl cannot ask for it; Intel's CPU runtime was listed under a derived UUID until
+    2026-12-05), and a device that does not answer it is marked derived."""
+    import accelcore as ac
+
+    by_name, _, _ = _clinfo_raw()
+    checked = 0
+    for entry in ac.devices():
+        if entry.provider != "opencl":
+            continue
+        answers = by_name.get((entry.native["platform"], entry.name), [])
+        reported = {a["CL_DEVICE_UUID_KHR"] for a in answers if a.get("CL_DEVICE_UUID_KHR", "").count("-") == 4}
+        uuid_text = "-".join(entry.uuid.hex()[a:b] for a, b in ((0, 8), (8, 12), (12, 16), (16, 20), (20, 32)))
+        if reported:
+            assert reported == {uuid_text}, (entry.device_id, reported, uuid_text)
+            assert entry.native["uuid_source"] == "CL_DEVICE_UUID_KHR", entry.native
+            checked += 1
+        else:
+            assert entry.native["uuid_source"].startswith("sha256("), entry.native
+    if not checked:
+        pytest.skip("no OpenCL device here reports CL_DEVICE_UUID_KHR")
