@@ -14,21 +14,10 @@ from accel_cli.schemas import validate
 
 from accelcore.testing.pytest_support import real_device_params
 
-OPENCL = """
-kernel void scale(global const float* x, global float* y, float a) {
-    size_t i = get_global_id(0);
-    y[i] = a * x[i];
-}
-"""
-GLSL = """#version 450
-layout(local_size_x = 64) in;
-layout(set = 0, binding = 0) readonly buffer X { float x[]; };
-layout(set = 0, binding = 1) buffer Y { float y[]; };
-void main() {
-    uint i = gl_GlobalInvocationID.x;
-    y[i] = 2.5 * x[i];
-}
-"""
+# The unguarded scale kernels tests/hostile/test_inferred_coverage.py runs through the engine.
+DATA = Path(__file__).parent.parent / "hostile" / "data"
+OPENCL = (DATA / "unguarded_scale.cl").read_text()
+GLSL = (DATA / "unguarded_scale.comp").read_text()
 N = 128
 
 

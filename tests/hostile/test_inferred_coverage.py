@@ -15,21 +15,11 @@ import accelcore as ac
 from accelcore.contract.errors import BackendError, ErrorKind
 from accelcore.testing.pytest_support import real_device_params
 
-OPENCL = """
-kernel void scale(global const float* x, global float* y, float a) {
-    size_t i = get_global_id(0);
-    y[i] = a * x[i];
-}
-"""
-GLSL = """#version 450
-layout(local_size_x = 64) in;
-layout(set = 0, binding = 0) readonly buffer X { float x[]; };
-layout(set = 0, binding = 1) buffer Y { float y[]; };
-void main() {
-    uint i = gl_GlobalInvocationID.x;
-    y[i] = 2.5 * x[i];
-}
-"""
+# The one copy of the unguarded scale kernels (no bounds check on ``i``); tests/cli/test_inferred_coverage_cli.py
+# reads them too.
+DATA = Path(__file__).parent / "data"
+OPENCL = (DATA / "unguarded_scale.cl").read_text()
+GLSL = (DATA / "unguarded_scale.comp").read_text()
 N = 256
 
 
