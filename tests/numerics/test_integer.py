@@ -334,11 +334,21 @@ def _patched_opencl(monkeypatch: pytest.MonkeyPatch, old: str, new: str) -> None
     monkeypatch.setattr(kernels, "module_bytes", wrong)
 
 
-def test_a_wrong_opencl_clz_of_zero_is_flagged(monkeypatch: pytest.MonkeyPatch) -> None:
-    _patched_opencl(monkeypatch, "r[i] = clz(a[i]);", "r[i] = a[i] == 0u ? 31u : clz(a[i]);")
-    _, report = _run("opencl", ("numerics.clz.u32",))
+def _failed_with_patched_opencl(monkeypatch: pytest.MonkeyPatch, case_id: str, old: str, new: str) -> Any:
+    """Runs the one OpenCL case ``case_id`` with ``old`` replaced by ``new`` in its kernel source and returns
+    its result, which must be FAILED: the wrong kernel is flagged, not passed."""
+    _patched_opencl(monkeypatch, old, new)
+    _, report = _run("opencl", (case_id,))
     (result,) = report.cases
-    assert result.status is CaseStatus.FAILED and "WRONG" in (result.reason or "")
+    assert result.status is CaseStatus.FAILED, (result.status, result.reason)
+    return result
+
+
+def test_a_wrong_opencl_clz_of_zero_is_flagged(monkeypatch: pytest.MonkeyPatch) -> None:
+    result = _failed_with_patched_opencl(
+        monkeypatch, "numerics.clz.u32", "r[i] = clz(a[i]);", "r[i] = a[i] == 0u ? 31u : clz(a[i]);"
+    )
+    assert "WRONG" in (result.reason or "")
     assert result.metrics["first"]["inputs"] == ["0x00000000 (0)"] and result.metrics["first"]["got"].startswith(
         "0x0000001f"
     )
@@ -346,26 +356,22 @@ def test_a_wrong_opencl_clz_of_zero_is_flagged(monkeypatch: pytest.MonkeyPatch) 
 
 
 def test_a_truncating_opencl_sat_rte_conversion_is_flagged(monkeypatch: pytest.MonkeyPatch) -> None:
-    _patched_opencl(
+    result = _failed_with_patched_opencl(
         monkeypatch,
+        "numerics.convert-f32-i32-sat-rte.f32",
         "r[i] = as_uint(convert_int_sat_rte(as_float(a[i])));",
         "r[i] = as_uint(convert_int_sat(as_float(a[i])));",
     )
-    _, report = _run("opencl", ("numerics.convert-f32-i32-sat-rte.f32",))
-    (result,) = report.cases
-    assert result.status is CaseStatus.FAILED
     assert result.metrics["wrong_by_input"]["in range"] > 10_000  # every half (and more) rounds the wrong way
 
 
 def test_an_opencl_atomic_add_with_one_extra_increment_is_flagged(monkeypatch: pytest.MonkeyPatch) -> None:
-    _patched_opencl(
+    result = _failed_with_patched_opencl(
         monkeypatch,
+        "numerics.atomic-add.u32",
         "o[2 * i] = atomic_add(&c[0], v[i]);",
         "o[2 * i] = atomic_add(&c[0], v[i] + (i == 4097 ? 1u : 0u));",
     )
-    _, report = _run("opencl", ("numerics.atomic-add.u32",))
-    (result,) = report.cases
-    assert result.status is CaseStatus.FAILED
     assert result.metrics["finals_wrong"] == 1 and result.metrics["returned_wrong"] >= 1
     assert "counter 0" in (result.reason or "")
 
@@ -373,10 +379,7 @@ def test_an_opencl_atomic_add_with_one_extra_increment_is_flagged(monkeypatch: p
 def test_an_opencl_kernel_without_its_barriers_is_flagged(monkeypatch: pytest.MonkeyPatch) -> None:
     # without barrier() a work-item reads its neighbour's slot before the neighbour wrote it and the tree
     # steps race: on PoCL, Intel's CPU runtime and rusticl every group's sum and ~80 % of the reads are wrong
-    _patched_opencl(monkeypatch, "barrier(CLK_LOCAL_MEM_FENCE);", "")
-    _, report = _run("opencl", ("numerics.barrier-local.u32",))
-    (result,) = report.cases
-    assert result.status is CaseStatus.FAILED
+    result = _failed_with_patched_opencl(monkeypatch, "numerics.barrier-local.u32", "barrier(CLK_LOCAL_MEM_FENCE);", "")
     assert result.metrics["wrong_sums"] > result.metrics["groups"] // 2 and result.metrics["wrong_reads"] > 1000
 
 
