@@ -132,35 +132,45 @@ def _report(entry: Any, workload: str, soak: Soak, got: dict[str, float]) -> Non
     )
 
 
+def _artifact(setup: Any) -> ArtifactRef:
+    target = setup.target
+    return ArtifactRef(target.format, target.target, MemorySource(target.artifact), target.resident_bytes)
+
+
+def _soak(
+    setup: Any, accel: Any, entry: Any, workload: str, cycle: Callable[[], None], teardown: Callable[[Soak], None]
+) -> None:
+    """Runs ``workload``'s loop, then ``teardown`` (which frees what the test made), then checks that no native
+    object is left and that neither RSS nor Python's blocks grew past their bounds."""
+    soak = Soak(workload)
+    got = soak.run(cycle)
+    teardown(soak)
+    _close(setup, accel)
+    _report(entry, workload, soak, got)
+
+
 @pytest.mark.slow
 @pytest.mark.parametrize(("family", "entry"), DEVICES)
 def test_load_unload_soak(family: Any, entry: Any) -> None:
     setup, accel = _open(family, entry)
-    target = setup.target
-    artifact = ArtifactRef(target.format, target.target, MemorySource(target.artifact), target.resident_bytes)
+    artifact = _artifact(setup)
     context = accel.create_context(ContextDesc())
 
     def cycle() -> None:
         accel.unload_program(accel.load_program(context, artifact))
 
-    soak = Soak("load")
-    got = soak.run(cycle)
-    accel.destroy_context(context)
-    _close(setup, accel)
-    _report(entry, "load", soak, got)
+    _soak(setup, accel, entry, "load", cycle, lambda _: accel.destroy_context(context))
 
 
 @pytest.mark.slow
 @pytest.mark.parametrize(("family", "entry"), DEVICES)
 def test_submit_poll_soak(family: Any, entry: Any) -> None:
     setup, accel = _open(family, entry)
-    target = setup.target
-    artifact = ArtifactRef(target.format, target.target, MemorySource(target.artifact), target.resident_bytes)
     context = accel.create_context(ContextDesc())
     queue = accel.create_queue(context, QueueDesc())
-    program = accel.load_program(context, artifact)
+    program = accel.load_program(context, _artifact(setup))
     buffers = []
-    for fixture in target.fixtures:
+    for fixture in setup.target.fixtures:
         desc = BufferDesc(len(fixture.initial), fixture.alignment, fixture.domain, fixture.buffer_usage())
         buffer = accel.allocate_buffer(context, desc).buffer
         accel.write_buffer(buffer, 0, MemorySource(fixture.initial))
@@ -173,19 +183,18 @@ def test_submit_poll_soak(family: Any, entry: Any) -> None:
         assert state == EventState.COMPLETE, state
         accel.destroy_event(event)
 
-    soak = Soak("submit")
-    got = soak.run(cycle)
-    for fixture, buffer in buffers:
-        out = bytearray(len(fixture.initial))
-        accel.read_buffer(buffer, 0, MemorySink(out))
-        if fixture.expected is not None:
-            assert bytes(out) == fixture.expected, f"slot {fixture.slot} is wrong after {soak.total} submissions"
-        accel.free_buffer(buffer)
-    accel.unload_program(program)
-    accel.destroy_queue(queue)
-    accel.destroy_context(context)
-    _close(setup, accel)
-    _report(entry, "submit", soak, got)
+    def teardown(soak: Soak) -> None:
+        for fixture, buffer in buffers:
+            out = bytearray(len(fixture.initial))
+            accel.read_buffer(buffer, 0, MemorySink(out))
+            if fixture.expected is not None:
+                assert bytes(out) == fixture.expected, f"slot {fixture.slot} is wrong after {soak.total} submissions"
+            accel.free_buffer(buffer)
+        accel.unload_program(program)
+        accel.destroy_queue(queue)
+        accel.destroy_context(context)
+
+    _soak(setup, accel, entry, "submit", cycle, teardown)
 
 
 @pytest.mark.slow
@@ -196,7 +205,4 @@ def test_context_soak(family: Any, entry: Any) -> None:
     def cycle() -> None:
         accel.destroy_context(accel.create_context(ContextDesc()))
 
-    soak = Soak("context")
-    got = soak.run(cycle)
-    _close(setup, accel)
-    _report(entry, "context", soak, got)
+    _soak(setup, accel, entry, "context", cycle, lambda _: None)
