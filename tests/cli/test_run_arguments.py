@@ -76,39 +76,43 @@ def _run(accel, provider: str, line: str, cwd: Path) -> subprocess.CompletedProc
     return accel(line.split(), providers=[provider], cwd=cwd)
 
 
+def _succeeds(accel, provider: str, line: str, cwd: Path) -> subprocess.CompletedProcess[str]:
+    """``accel LINE`` with only ``provider`` loaded, which must exit 0 (its stderr is the failure message)."""
+    proc = _run(accel, provider, line, cwd)
+    assert proc.returncode == 0, proc.stderr
+    return proc
+
+
 def test_opencl_scalars_local_memory_and_2d(accel, kernels: Path) -> None:
     x, y = np.load(kernels / "x.npy"), np.load(kernels / "y.npy")
     data = np.load(kernels / "in.npy")
     a_m, b_m, c_m = (np.load(kernels / f"{n}.npy") for n in "ABC")
     for device in _devices(accel, "opencl"):
-        proc = _run(
+        _succeeds(
             accel,
             "opencl",
             f"run {device} saxpy.cl --arg a=2.5 --bind x=x.npy --bind y=y.npy:rw --arg n=1024 --global 1024 "
             "--out y=out.npy",
             kernels,
         )
-        assert proc.returncode == 0, proc.stderr
         np.testing.assert_array_max_ulp(np.load(kernels / "out.npy"), np.float32(2.5) * x + y, maxulp=1)
 
-        proc = _run(
+        _succeeds(
             accel,
             "opencl",
             f"run {device} reduce.cl --local-mem scratch=1024 --bind input=in.npy --bind partial_sums=part.npy:w "
             "--arg n=4096 --global 4096 --local-size 256 --out partial_sums=part.npy",
             kernels,
         )
-        assert proc.returncode == 0, proc.stderr
         np.testing.assert_array_equal(np.load(kernels / "part.npy"), data.reshape(16, 256).sum(axis=1))
 
-        proc = _run(
+        _succeeds(
             accel,
             "opencl",
             f"run {device} gemm.cl --arg alpha=1.5 --arg beta=0.5 --arg ni=64 --arg nj=64 --arg nk=64 --bind a=A.npy "
             "--bind b=B.npy --bind c=C.npy:rw --global 64,64 --out c=C2.npy",
             kernels,
         )
-        assert proc.returncode == 0, proc.stderr
         np.testing.assert_array_equal(
             np.load(kernels / "C2.npy"), np.float32(1.5) * (a_m @ b_m) + np.float32(0.5) * c_m
         )
@@ -117,24 +121,22 @@ def test_opencl_scalars_local_memory_and_2d(accel, kernels: Path) -> None:
 def test_vulkan_push_spec_and_uniform_buffers(accel, kernels: Path) -> None:
     x, y = np.load(kernels / "x.npy"), np.load(kernels / "y.npy")
     for device in _devices(accel, "vulkan"):
-        proc = _run(
+        _succeeds(
             accel,
             "vulkan",
             f"run {device} saxpy_pc.spv --push a=2.5 --push n=1024 --bind 0=x.npy --bind 1=y.npy:rw --global 1024 "
             "--out 1=out.npy",
             kernels,
         )
-        assert proc.returncode == 0, proc.stderr
         np.testing.assert_array_max_ulp(np.load(kernels / "out.npy"), np.float32(2.5) * x + y, maxulp=1)
 
-        proc = _run(
+        _succeeds(
             accel,
             "vulkan",
             f"run {device} particles.spv --spec 0=256 --spec DT=f32:0.01 --bind 0=params.npy --bind 1=pos.npy:rw "
             "--groups 4 --out 1=pos2.npy",
             kernels,
         )
-        assert proc.returncode == 0, proc.stderr
         pos = np.load(kernels / "pos2.npy")
         refused = _run(  # the float's bits in a uint32 array: mixed member types take a structured array
             accel,
@@ -149,17 +151,14 @@ def test_vulkan_push_spec_and_uniform_buffers(accel, kernels: Path) -> None:
 
 
 def test_pack_records_the_flags_and_inspect_shows_every_value(accel, kernels: Path) -> None:
-    proc = _run(accel, "opencl", "pack saxpy.cl -o saxpy.kpkg --arg a=2.5 --arg n=1024 --global 1024", kernels)
-    assert proc.returncode == 0, proc.stderr
-    proc = _run(accel, "opencl", "inspect saxpy.kpkg --json", kernels)
-    assert proc.returncode == 0, proc.stderr
+    _succeeds(accel, "opencl", "pack saxpy.cl -o saxpy.kpkg --arg a=2.5 --arg n=1024 --global 1024", kernels)
+    proc = _succeeds(accel, "opencl", "inspect saxpy.kpkg --json", kernels)
     pkg = json.loads(proc.stdout)["package"]
     assert pkg["version"] == 2 and pkg["dispatch"]["global_size"] == [1024, 1, 1]
     assert [(a["name"], a["type"], a["value"]) for a in pkg["arguments"]] == [("a", "f32", 2.5), ("n", "i32", 1024)]
     proc = _run(accel, "opencl", "inspect saxpy.kpkg", kernels)
     assert "2.5" in proc.stdout and "const int n" in proc.stdout
-    proc = _run(accel, "vulkan", "pack particles.spv -o particles.kpkg --spec DT=0.25 --groups 4", kernels)
-    assert proc.returncode == 0, proc.stderr
+    _succeeds(accel, "vulkan", "pack particles.spv -o particles.kpkg --spec DT=0.25 --groups 4", kernels)
     pkg = json.loads(_run(accel, "vulkan", "inspect particles.kpkg --json", kernels).stdout)["package"]
     specs = {c["name"] or c["spec_id"]: (c["value"], c["source"]) for c in pkg["spec_constants"]}
     assert specs["DT"] == (0.25, "package")
@@ -201,8 +200,7 @@ def test_one_run_over_several_devices_prints_the_comparison(accel, kernels: Path
     if len(devices) < 2:
         pytest.skip(f"a comparison needs two OpenCL devices; found {devices}")
     line = "run opencl saxpy.cl --arg a=2.5 --bind x=x.npy --bind y=y.npy:rw --arg n=1024 --global 1024"
-    proc = _run(accel, "opencl", f"{line} --tolerance ulp:1 --json", kernels)
-    assert proc.returncode == 0, proc.stderr
+    proc = _succeeds(accel, "opencl", f"{line} --tolerance ulp:1 --json", kernels)
     document = json.loads(proc.stdout)
     validate("run-compare", document)
     assert [r["device"] for r in document["rows"]] == devices and document["reference"] == devices[0]
