@@ -13,9 +13,13 @@ care about the width set ``COLUMNS`` themselves."""
 from __future__ import annotations
 
 import os
+from typing import Any
 
+import numpy as np
 import pytest
 
+import accelcore as ac
+from accelcore.conformance.corpus import corpus_root
 from accelcore.devices.environment import apply_defaults
 from accelcore.testing.pytest_support import RaisesKind
 from accelcore.testing.pytest_support import raises_kind as expect_kind
@@ -29,3 +33,28 @@ for _size in ("COLUMNS", "LINES"):
 def raises_kind() -> RaisesKind:
     """``with raises_kind(ErrorKind.X[, match="regex"]): ...`` asserts a BackendError of exactly that kind."""
     return expect_kind
+
+
+class CorpusSaxpy:
+    """The corpus SAXPY kernels: OpenCL ``saxpy_args.cl`` ``(float a, x, y, int n)``, GLSL ``saxpy_pc.comp`` with
+    push constants ``{ float a; uint n; }``, each picked by the device's provider."""
+
+    opencl = corpus_root() / "src" / "opencl" / "saxpy_args.cl"
+    glsl = corpus_root() / "src" / "glsl" / "saxpy_pc.comp"
+
+    @staticmethod
+    def _is_opencl(dev: ac.Device) -> bool:
+        return dev.entry is not None and dev.entry.provider == "opencl"
+
+    def kernel(self, dev: ac.Device) -> ac.Kernel:
+        return dev.kernel(self.opencl if self._is_opencl(dev) else self.glsl)
+
+    def count(self, dev: ac.Device, n: int) -> np.integer[Any]:
+        """``n`` typed as each kernel declares it (int on OpenCL, uint on Vulkan)."""
+        return np.int32(n) if self._is_opencl(dev) else np.uint32(n)
+
+
+@pytest.fixture(scope="session")
+def corpus_saxpy() -> CorpusSaxpy:
+    """The corpus SAXPY on a device, with ``n`` typed as its kernel declares it (:class:`CorpusSaxpy`)."""
+    return CorpusSaxpy()

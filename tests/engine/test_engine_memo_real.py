@@ -16,21 +16,10 @@ import pytest
 
 import accelcore as ac
 from accelcore import ErrorKind
-from accelcore.conformance.corpus import corpus_root
 from accelcore.devices.environment import apply_defaults
 from accelcore.testing.pytest_support import provider_device_params, raises_kind
 
 apply_defaults()
-
-SAXPY_CL = corpus_root() / "src" / "opencl" / "saxpy_args.cl"
-SAXPY_GLSL = corpus_root() / "src" / "glsl" / "saxpy_pc.comp"
-"""The corpus SAXPY kernels: OpenCL ``(float a, x, y, int n)``, GLSL push constants ``{ float a; uint n; }``."""
-
-
-def _count(provider: str) -> np.integer[Any]:
-    """``n`` as each kernel declares it (int on OpenCL, uint on Vulkan)."""
-    return np.int32(N) if provider == "opencl" else np.uint32(N)
-
 
 N = 256
 A = 2.5
@@ -47,28 +36,28 @@ def _arrays(seed: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
 
 
 @pytest.mark.parametrize("entry", DEVICES, ids=DEVICE_IDS)
-def test_repeated_calls_take_the_memo_and_stay_exact(entry: Any) -> None:
+def test_repeated_calls_take_the_memo_and_stay_exact(entry: Any, corpus_saxpy: Any) -> None:
     dev = ac.open(entry.device_id)
     try:
-        kernel = dev.kernel(SAXPY_CL if entry.provider == "opencl" else SAXPY_GLSL)
+        kernel, n = corpus_saxpy.kernel(dev), corpus_saxpy.count(dev, N)
         x, y, _ = _arrays(1)
         dx, dy = dev.array(x), dev.array(y)
         expected = y.copy()
         for step in range(6):  # device arrays: the same specs every call after the first
-            kernel(a=np.float32(A), x=dx, y=dy, n=_count(entry.provider), global_size=N)
+            kernel(a=np.float32(A), x=dx, y=dy, n=n, global_size=N)
             expected = np.float32(A) * x + expected
             assert np.array_equal(dy.numpy(), expected), step
         programs = [entry for _, entry in dev.engine._programs.items()]
         assert any(p.memos for p in programs)
         for seed in range(4):  # host arrays in between: pool buffers, their own specs
             hx, hy, want = _arrays(10 + seed)
-            kernel(a=np.float32(A), x=hx, y=hy, n=_count(entry.provider), global_size=N)
+            kernel(a=np.float32(A), x=hx, y=hy, n=n, global_size=N)
             assert np.array_equal(hy, want), seed
-        kernel(a=np.float32(A), x=dx, y=dy, n=_count(entry.provider), global_size=N)  # back to the device arrays
+        kernel(a=np.float32(A), x=dx, y=dy, n=n, global_size=N)  # back to the device arrays
         expected = np.float32(A) * x + expected
         assert np.array_equal(dy.numpy(), expected)
         dx.free()
         with raises_kind(ErrorKind.STALE_OBJECT):  # a remembered spec of a freed buffer is refused
-            kernel(a=np.float32(A), x=dx, y=dy, n=_count(entry.provider), global_size=N)
+            kernel(a=np.float32(A), x=dx, y=dy, n=n, global_size=N)
     finally:
         dev.close()

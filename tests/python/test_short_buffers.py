@@ -28,7 +28,6 @@ import pytest
 import accelcore as ac
 from accelcore import ErrorKind
 from accelcore.api import guard_pattern
-from accelcore.conformance.corpus import corpus_root
 from accelcore.devices.environment import apply_defaults
 from accelcore.devices.inventory import discover
 from accelcore.engine import ResourcePolicy
@@ -36,8 +35,6 @@ from accelcore.testing.pytest_support import provider_device_params, raises_kind
 
 apply_defaults()
 
-SAXPY_CL = corpus_root() / "src" / "opencl" / "saxpy_args.cl"
-SAXPY_GLSL = corpus_root() / "src" / "glsl" / "saxpy_pc.comp"
 """``if (i < n) y[i] = a * x[i] + y[i]``: coverage unknown (a conditional), so nothing refuses a short array."""
 
 # out[i] = src[i] for i < n (coverage unknown); uint, so the copied pattern bytes are exact.
@@ -89,10 +86,6 @@ def dev(request: pytest.FixtureRequest) -> Iterator[ac.Device]:
 
 def _opencl(dev: ac.Device) -> bool:
     return dev.entry is not None and dev.entry.provider == "opencl"
-
-
-def _count(dev: ac.Device, n: int) -> np.integer[Any]:
-    return np.int32(n) if _opencl(dev) else np.uint32(n)
 
 
 CHILD = r"""
@@ -185,14 +178,14 @@ def test_a_read_past_a_short_input_sees_the_guard_pattern_every_run(dev: ac.Devi
 
 
 @pytest.mark.parametrize("dev", DEVICES, ids=DEVICE_IDS, indirect=True)
-def test_a_short_host_array_buffer_is_pooled_with_its_extent(dev: ac.Device) -> None:
+def test_a_short_host_array_buffer_is_pooled_with_its_extent(dev: ac.Device, corpus_saxpy: Any) -> None:
     # A kernel that checks its index, on arrays shorter than the dispatch (the usual rounded-up global
     # size): exact results, and the second call reuses the extended buffers from the pool.
-    kernel = dev.kernel(SAXPY_CL if _opencl(dev) else SAXPY_GLSL)
+    kernel = corpus_saxpy.kernel(dev)
     x = np.arange(N, dtype=np.float32)
     for step in range(2):
         y = np.ones(N, dtype=np.float32)
-        kernel(a=np.float32(2), x=x, y=y, n=_count(dev, N), global_size=1024, timeout=60)
+        kernel(a=np.float32(2), x=x, y=y, n=corpus_saxpy.count(dev, N), global_size=1024, timeout=60)
         assert np.array_equal(y, 2 * x + 1), step
     assert dev.pool.taken == 2 and len(dev.pool) == 2
     assert all(key[0] == 4 * N and key[3] == 96 for key in dev.pool._idle)  # 1,024 elements - 1,000, in bytes
@@ -200,14 +193,14 @@ def test_a_short_host_array_buffer_is_pooled_with_its_extent(dev: ac.Device) -> 
 
 
 @pytest.mark.parametrize("entry", DEVICES, ids=DEVICE_IDS)
-def test_an_extent_that_cannot_be_allocated_is_refused_naming_the_argument(entry: Any) -> None:
+def test_an_extent_that_cannot_be_allocated_is_refused_naming_the_argument(entry: Any, corpus_saxpy: Any) -> None:
     # Never a shorter, unguarded buffer: the call is refused before anything runs.
     provider = discover().family_of(entry).open(entry)
     with ac.Device(provider, entry, policy=ResourcePolicy(max_allocation_bytes=1 << 20)) as dev:
-        kernel = dev.kernel(SAXPY_CL if _opencl(dev) else SAXPY_GLSL)
+        kernel = corpus_saxpy.kernel(dev)
         x, y = np.arange(N, dtype=np.float32), np.ones(N, dtype=np.float32)
         with raises_kind(ErrorKind.RESOURCE_LIMIT) as caught:  # 1 Mi work-items: 4 MiB past a 1 MiB cap
-            kernel(a=np.float32(2), x=x, y=y, n=_count(dev, N), global_size=1 << 20, timeout=60)
+            kernel(a=np.float32(2), x=x, y=y, n=corpus_saxpy.count(dev, N), global_size=1 << 20, timeout=60)
         message = str(caught.value)
         assert message.startswith("RESOURCE_LIMIT: argument x (4000 bytes given) is shorter than the dispatch"), message
         assert "4194304 bytes" in message and "cannot be allocated" in message, message
@@ -217,16 +210,18 @@ def test_an_extent_that_cannot_be_allocated_is_refused_naming_the_argument(entry
         with raises_kind(ErrorKind.RESOURCE_LIMIT) as caught:
             dev._take_temporary(4 * N, ac.AccessMode.READ, largest + 1)
         assert f"passes the device's max_buffer_bytes {largest}" in str(caught.value), caught.value
-        kernel(a=np.float32(2), x=x, y=y, n=_count(dev, N), global_size=N, timeout=60)  # and the device works
+        kernel(
+            a=np.float32(2), x=x, y=y, n=corpus_saxpy.count(dev, N), global_size=N, timeout=60
+        )  # and the device works
         assert np.array_equal(y, 2 * x + 1)
 
 
 @pytest.mark.parametrize("dev", DEVICES, ids=DEVICE_IDS, indirect=True)
-def test_a_device_array_shorter_than_the_dispatch_is_refused_unless_allowed(dev: ac.Device) -> None:
-    kernel = dev.kernel(SAXPY_CL if _opencl(dev) else SAXPY_GLSL)
+def test_a_device_array_shorter_than_the_dispatch_is_refused_unless_allowed(dev: ac.Device, corpus_saxpy: Any) -> None:
+    kernel = corpus_saxpy.kernel(dev)
     x = np.arange(N, dtype=np.float32)
     dx, dy = dev.array(x), dev.array(np.ones(N, dtype=np.float32))
-    args = {"a": np.float32(2), "x": dx, "y": dy, "n": _count(dev, N)}
+    args = {"a": np.float32(2), "x": dx, "y": dy, "n": corpus_saxpy.count(dev, N)}
     with raises_kind(ErrorKind.INVALID_ARGUMENT) as caught:
         kernel(**args, global_size=GLOBAL, timeout=60)
     message = str(caught.value)

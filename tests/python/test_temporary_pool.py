@@ -15,22 +15,11 @@ import pytest
 
 import accelcore as ac
 from accelcore import ErrorKind, EventStatus
-from accelcore.conformance.corpus import corpus_root
 from accelcore.devices.environment import apply_defaults
 from accelcore.devices.inventory import discover
 from accelcore.testing.pytest_support import provider_device_params, raises_kind
 
 apply_defaults()
-
-SAXPY_CL = corpus_root() / "src" / "opencl" / "saxpy_args.cl"
-SAXPY_GLSL = corpus_root() / "src" / "glsl" / "saxpy_pc.comp"
-"""The corpus SAXPY kernels: OpenCL ``(float a, x, y, int n)``, GLSL push constants ``{ float a; uint n; }``."""
-
-
-def _count(provider: str) -> np.integer[Any]:
-    """``n`` as each kernel declares it (int on OpenCL, uint on Vulkan)."""
-    return np.int32(N) if provider == "opencl" else np.uint32(N)
-
 
 N = 1024
 A = 2.5
@@ -61,14 +50,14 @@ class _Counting:
 
 
 class _Rig:
-    def __init__(self, entry: Any, **options: Any) -> None:
+    def __init__(self, entry: Any, corpus_saxpy: Any, **options: Any) -> None:
         family = discover().family_of(entry)
         self.setup = family.conformance(entry)
         self.provider = self.setup.factory()
         self.counting = _Counting(self.provider)
         self.dev = ac.Device(self.counting, entry, **options)
-        self.count = _count(entry.provider)
-        self.kernel = self.dev.kernel(SAXPY_CL if entry.provider == "opencl" else SAXPY_GLSL)
+        self.count = corpus_saxpy.count(self.dev, N)
+        self.kernel = corpus_saxpy.kernel(self.dev)
 
     def arrays(self, seed: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         rng = np.random.default_rng(seed)
@@ -87,8 +76,8 @@ class _Rig:
 
 
 @pytest.fixture
-def rig(request: pytest.FixtureRequest) -> Iterator[_Rig]:
-    made = _Rig(request.param)
+def rig(request: pytest.FixtureRequest, corpus_saxpy: Any) -> Iterator[_Rig]:
+    made = _Rig(request.param, corpus_saxpy)
     yield made
     made.close()
     # Everything the pool kept is released by close(): as many frees as allocations.
@@ -153,8 +142,8 @@ def test_a_wait_that_times_out_keeps_the_buffers_out_of_the_pool(rig: _Rig) -> N
 
 
 @pytest.mark.parametrize("entry", DEVICES, ids=DEVICE_IDS)
-def test_the_pool_is_bounded(entry: Any) -> None:
-    rig = _Rig(entry, pool_bytes=4 * N)  # room for one of the two arrays
+def test_the_pool_is_bounded(entry: Any, corpus_saxpy: Any) -> None:
+    rig = _Rig(entry, corpus_saxpy, pool_bytes=4 * N)  # room for one of the two arrays
     try:
         for seed in range(3):
             x, y, want = rig.arrays(seed)
@@ -165,7 +154,7 @@ def test_the_pool_is_bounded(entry: Any) -> None:
         assert rig.counting.allocated - rig.counting.freed == 1
     finally:
         rig.close()
-    none = _Rig(entry, pool_bytes=0)
+    none = _Rig(entry, corpus_saxpy, pool_bytes=0)
     try:
         x, y, want = none.arrays(5)
         none.submit(x, y).wait(timeout=60)
