@@ -83,6 +83,14 @@ def _succeeds(accel, provider: str, line: str, cwd: Path) -> subprocess.Complete
     return proc
 
 
+def _refusal(accel, provider: str, line: str, cwd: Path) -> str:
+    """The error message of ``accel LINE --json``, which must be a refusal (exit 3)."""
+    proc = _run(accel, provider, f"{line} --json", cwd)
+    assert proc.returncode == 3, proc.stdout + proc.stderr
+    message: str = json.loads(proc.stdout)["error"]["message"]
+    return message
+
+
 def test_opencl_scalars_local_memory_and_2d(accel, kernels: Path) -> None:
     x, y = np.load(kernels / "x.npy"), np.load(kernels / "y.npy")
     data = np.load(kernels / "in.npy")
@@ -177,14 +185,10 @@ def test_pack_records_the_flags_and_inspect_shows_every_value(accel, kernels: Pa
 )
 def test_value_mismatches_exit_3_naming_the_argument(accel, kernels: Path, line: str, message: str) -> None:
     dispatch = "" if "--grid-from" in line else " --global 1024"
-    proc = _run(
-        accel,
-        "opencl",
-        f"run opencl:0 saxpy.cl {line}{dispatch} --bind x=x.npy --bind y=y.npy:rw --json",
-        kernels,
+    refusal = _refusal(
+        accel, "opencl", f"run opencl:0 saxpy.cl {line}{dispatch} --bind x=x.npy --bind y=y.npy:rw", kernels
     )
-    assert proc.returncode == 3, proc.stdout + proc.stderr
-    assert message in json.loads(proc.stdout)["error"]["message"]
+    assert message in refusal
 
 
 def test_bind_by_an_unknown_name_is_a_usage_error(accel, kernels: Path) -> None:
@@ -220,14 +224,12 @@ def test_one_run_over_several_devices_prints_the_comparison(accel, kernels: Path
 def test_an_array_of_another_dtype_is_refused_naming_the_argument(accel, kernels: Path, dtype, given) -> None:
     np.save(kernels / "bad.npy", np.load(kernels / "x.npy").astype(dtype))
     for device in _devices(accel, "opencl")[:1]:
-        proc = _run(
+        message = _refusal(
             accel,
             "opencl",
-            f"run {device} saxpy.cl --arg a=2.5 --arg n=1024 --global 1024 --bind x=bad.npy --bind y=y.npy:rw --json",
+            f"run {device} saxpy.cl --arg a=2.5 --arg n=1024 --global 1024 --bind x=bad.npy --bind y=y.npy:rw",
             kernels,
         )
-        assert proc.returncode == 3, proc.stdout + proc.stderr
-        message = json.loads(proc.stdout)["error"]["message"]
         assert f"--bind x (bad.npy) declares f32 elements (float32) but was given an array of {given}" in message
     for device in _devices(accel, "vulkan")[:1]:
         proc = _run(
