@@ -81,13 +81,14 @@ def test_no_drift_between_files_and_manifest(path: str) -> None:
         assert MANIFEST["tools"][tool_name], f"manifest records no version for {tool_name}"
 
 
+def _build_artifacts(*args: str) -> subprocess.CompletedProcess[str]:
+    """``tools/build_artifacts.py ARGS`` in a child process, its output captured."""
+    command = [sys.executable, str(REPO / "tools" / "build_artifacts.py"), *args]
+    return subprocess.run(command, capture_output=True, text=True, check=False)
+
+
 def test_build_script_hash_check_passes() -> None:
-    done = subprocess.run(
-        [sys.executable, str(REPO / "tools" / "build_artifacts.py"), "--hashes"],
-        capture_output=True,
-        text=True,
-        check=False,
-    )
+    done = _build_artifacts("--hashes")
     assert done.returncode == 0, done.stdout + done.stderr
     assert "up to date" in done.stdout
 
@@ -97,12 +98,7 @@ def test_build_script_hash_check_detects_drift(tmp_path: Path) -> None:
     shutil.copytree(ROOT, copy)
     (copy / "src" / "glsl" / "saxpy.comp").write_text("// edited\n")
     (copy / "packages" / "spin.cl.kpkg").write_bytes(b"stale")
-    done = subprocess.run(
-        [sys.executable, str(REPO / "tools" / "build_artifacts.py"), "--hashes", "--root", str(copy)],
-        capture_output=True,
-        text=True,
-        check=False,
-    )
+    done = _build_artifacts("--hashes", "--root", str(copy))
     assert done.returncode == 1
     assert "src/glsl/saxpy.comp: changed since spirv/saxpy.vk.spv was built" in done.stdout
     assert "packages/spin.cl.kpkg: sha256 differs" in done.stdout
@@ -113,12 +109,7 @@ def test_build_script_full_rebuild_check(tool: Callable[[str], str]) -> None:
         tool(name)
         if not same_tool(name):
             pytest.skip(f"installed {name} differs from the one recorded in manifest.json ({MANIFEST['tools'][name]})")
-    done = subprocess.run(
-        [sys.executable, str(REPO / "tools" / "build_artifacts.py"), "--check"],
-        capture_output=True,
-        text=True,
-        check=False,
-    )
+    done = _build_artifacts("--check")
     assert done.returncode == 0, done.stdout + done.stderr
     assert "up to date" in done.stdout
 
