@@ -71,38 +71,28 @@ def test_help_and_version(runner: CliRunner) -> None:
     assert version.exit_code == 0 and "accel" in version.output
 
 
-def test_rusticl_default_is_set_before_providers_load() -> None:
+def _after_importing_the_cli(variable: str, preset: str) -> tuple[str, str]:
+    """``variable`` as a child process sees it after ``import accel_cli.main``: started without it, then with
+    it set to ``preset``."""
     import os
     import subprocess
     import sys
 
-    code = "import os, accel_cli.main; print(os.environ.get('RUSTICL_ENABLE'))"
-    env = {k: v for k, v in os.environ.items() if k != "RUSTICL_ENABLE"}
-    unset = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True)
-    assert unset.stdout.strip() == "swrast"
-    preset = subprocess.run(
-        [sys.executable, "-c", code],
-        env={**env, "RUSTICL_ENABLE": "llvmpipe"},
-        capture_output=True,
-        text=True,
-        check=True,
-    )
-    assert preset.stdout.strip() == "llvmpipe"
+    code = f"import os, accel_cli.main; print(os.environ.get({variable!r}))"
+    env = {k: v for k, v in os.environ.items() if k != variable}
+    seen = []
+    for child_env in (env, {**env, variable: preset}):
+        done = subprocess.run([sys.executable, "-c", code], env=child_env, capture_output=True, text=True, check=True)
+        seen.append(done.stdout.strip())
+    return seen[0], seen[1]
+
+
+def test_rusticl_default_is_set_before_providers_load() -> None:
+    assert _after_importing_the_cli("RUSTICL_ENABLE", "llvmpipe") == ("swrast", "llvmpipe")
 
 
 def test_xdg_runtime_dir_default_only_when_unset() -> None:
-    import os
-    import subprocess
-    import sys
-
-    code = "import os, accel_cli.main; print(os.environ.get('XDG_RUNTIME_DIR'))"
-    env = {k: v for k, v in os.environ.items() if k != "XDG_RUNTIME_DIR"}
-    unset = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True)
-    assert unset.stdout.strip() == "/tmp"
-    preset = subprocess.run(
-        [sys.executable, "-c", code], env={**env, "XDG_RUNTIME_DIR": "/run/user/0"}, capture_output=True, text=True
-    )
-    assert preset.stdout.strip() == "/run/user/0"
+    assert _after_importing_the_cli("XDG_RUNTIME_DIR", "/run/user/0") == ("/tmp", "/run/user/0")
 
 
 def test_listing_devices_loads_only_what_listing_needs() -> None:
