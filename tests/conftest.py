@@ -13,12 +13,14 @@ care about the width set ``COLUMNS`` themselves."""
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
 import pytest
 
 import accelcore as ac
+from accelcore import ErrorKind, MemorySink, MemorySource
 from accelcore.conformance.corpus import corpus_root
 from accelcore.devices.environment import apply_defaults
 from accelcore.testing.pytest_support import RaisesKind
@@ -58,3 +60,28 @@ class CorpusSaxpy:
 def corpus_saxpy() -> CorpusSaxpy:
     """The corpus SAXPY on a device, with ``n`` typed as its kernel declares it (:class:`CorpusSaxpy`)."""
     return CorpusSaxpy()
+
+
+def _check_transfer_rules(accel: Any, source_only: Any, destination_only: Any) -> None:
+    """The transfer rules on two 64-byte buffers of ``accel``: ``source_only`` has TRANSFER_SOURCE but not
+    TRANSFER_DESTINATION, ``destination_only`` the reverse. A write to the first and a read of the second are
+    PERMISSION_DENIED; a transfer that starts at or runs past the end is OUT_OF_BOUNDS."""
+    with expect_kind(ErrorKind.PERMISSION_DENIED):
+        accel.write_buffer(source_only, 0, MemorySource(b"x"))
+    with expect_kind(ErrorKind.PERMISSION_DENIED):
+        accel.read_buffer(destination_only, 0, MemorySink(bytearray(1)))
+    with expect_kind(ErrorKind.OUT_OF_BOUNDS):
+        accel.write_buffer(destination_only, 64, MemorySource(b"x"))
+    with expect_kind(ErrorKind.OUT_OF_BOUNDS):
+        accel.write_buffer(destination_only, 60, MemorySource(b"12345"))
+    with expect_kind(ErrorKind.OUT_OF_BOUNDS):
+        accel.read_buffer(source_only, 63, MemorySink(bytearray(2)))
+    with expect_kind(ErrorKind.OUT_OF_BOUNDS):
+        accel.read_buffer(source_only, 64, MemorySink(bytearray(1)))
+
+
+@pytest.fixture(scope="session")
+def check_transfer_rules() -> Callable[[Any, Any, Any], None]:
+    """``check_transfer_rules(accel, source_only, destination_only)``: the permission and bounds rules of
+    ``write_buffer``/``read_buffer``, one copy for every provider's tests."""
+    return _check_transfer_rules
