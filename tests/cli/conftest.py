@@ -63,6 +63,20 @@ def runner() -> CliRunner:
     return CliRunner()
 
 
+def devices_document(runner: CliRunner) -> dict[str, Any]:
+    """``accel devices --json`` run in-process: it exits 0 and its document is valid against the schema."""
+    import json
+
+    from accel_cli.main import main
+    from accel_cli.schemas import validate
+
+    result = runner.invoke(main, ["devices", "--json"])
+    assert result.exit_code == 0, result.output
+    document: dict[str, Any] = json.loads(result.stdout)
+    validate("devices", document)
+    return document
+
+
 @pytest.fixture
 def accel() -> AccelRun:
     """``accel(args, providers=[...], env={...})``: the CLI as a real subprocess (python -m accel_cli)."""

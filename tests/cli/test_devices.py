@@ -8,12 +8,11 @@ from accel_cli.main import main
 from accel_cli.schemas import validate
 from click.testing import CliRunner
 
+from .conftest import devices_document
+
 
 def test_devices_json_lists_devices_and_unavailable_providers(cli_env: dict[str, str], runner: CliRunner) -> None:
-    result = runner.invoke(main, ["devices", "--json"])
-    assert result.exit_code == 0, result.output
-    document = json.loads(result.stdout)
-    validate("devices", document)
+    document = devices_document(runner)
     assert [d["id"] for d in document["devices"]] == ["fixture:0", "fixture:1", "fixture:2"]
     assert document["devices"][1]["name"] == "Beta pocl GPU"
     assert document["devices"][1]["uuid"] == "10111213-1415-1617-1819-1a1b1c1d1e1f"
@@ -43,10 +42,7 @@ def test_family_that_cannot_load_is_a_row(cli_env: dict[str, str], runner: CliRu
         "ACCEL_EXTRA_PROVIDERS", cli_env["ACCEL_EXTRA_PROVIDERS"] + ",ghost=no_such_module_xyz:family,odd=nocolon"
     )
     monkeypatch.setenv("ACCEL_PROVIDERS", "fixture,ghost,odd")
-    result = runner.invoke(main, ["devices", "--json"])
-    assert result.exit_code == 0, result.output
-    document = json.loads(result.stdout)
-    validate("devices", document)
+    document = devices_document(runner)
     rows = {p["name"]: p for p in document["providers"]}
     assert "ModuleNotFoundError" in rows["ghost"]["reason"] and "no_such_module_xyz" in rows["ghost"]["reason"]
     assert "not of the form name=module:attribute" in rows["odd"]["reason"]

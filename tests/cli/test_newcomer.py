@@ -11,7 +11,7 @@ from accel_cli.main import main
 from accel_cli.schemas import validate
 from click.testing import CliRunner
 
-from .conftest import matrix_run
+from .conftest import devices_document, matrix_run
 
 _FACT_KEYS = {"compute_units", "global_memory_bytes", "local_memory_bytes", "max_work_group_size", "fp16", "fp64"}
 
@@ -75,10 +75,7 @@ def test_devices_and_info_show_native_facts_from_the_driver(accel, provider: str
 
 def test_reference_device_facts_and_fixture_without_facts(cli_env, runner: CliRunner, monkeypatch) -> None:
     monkeypatch.setenv("ACCEL_PROVIDERS", "reference,fixture")
-    result = runner.invoke(main, ["devices", "--json"])
-    assert result.exit_code == 0, result.output
-    document = json.loads(result.stdout)
-    validate("devices", document)
+    document = devices_document(runner)
     by_id = {d["id"]: d for d in document["devices"]}
     assert by_id["reference:0"]["native_facts"]["device_type"] == "host"
     assert by_id["fixture:0"]["native_facts"] is None
