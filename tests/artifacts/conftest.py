@@ -1,8 +1,10 @@
-"""Shared helpers for the artifact tests: tool discovery and the OpenCL devices pyopencl offers."""
+"""Shared helpers for the artifact tests: tool discovery, the OpenCL devices pyopencl offers, and the words of
+hand-assembled SPIR-V modules."""
 
 from __future__ import annotations
 
 import shutil
+import struct
 import subprocess
 from collections.abc import Callable
 from typing import Any
@@ -55,3 +57,31 @@ def opencl_devices() -> list[Any]:
         except cl.Error:
             continue  # e.g. Mesa's Clover platform with zero devices
     return found
+
+
+# --------------------------------------------------------------------------- hand-assembled SPIR-V
+
+SPIRV_MAGIC = 0x07230203
+
+
+def words(*values: int) -> bytes:
+    """Little-endian 32-bit words."""
+    return struct.pack(f"<{len(values)}I", *values)
+
+
+def op(opcode: int, *operands: int) -> list[int]:
+    """One instruction: its word count and opcode, then its operands."""
+    return [((len(operands) + 1) << 16) | opcode, *operands]
+
+
+def text(value: str) -> list[int]:
+    """A literal string as SPIR-V words: UTF-8, NUL-terminated, zero-padded to a whole word."""
+    raw = value.encode() + b"\0"
+    raw += b"\0" * (-len(raw) % 4)
+    return list(struct.unpack(f"<{len(raw) // 4}I", raw))
+
+
+def spirv_module(*instructions: list[int], bound: int = 100, version: int = 0x00010300) -> bytes:
+    """The five-word header (magic, version, generator 0, ``bound``, schema 0) followed by ``instructions``."""
+    body = [w for ins in instructions for w in ins]
+    return words(SPIRV_MAGIC, version, 0, bound, 0, *body)

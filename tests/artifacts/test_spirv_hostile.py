@@ -24,7 +24,7 @@ from accelcore import BackendError, ErrorKind
 from accelcore.kernels.spirv import TYPE_STEP_LIMIT, Flavour, SpirvModule, inspect_spirv
 from accelcore.testing.pytest_support import RaisesKind
 
-MAGIC = 0x07230203
+from .conftest import op, spirv_module, text
 
 # Opcodes, decorations, enums (SPIR-V 1.6 unified spec).
 OP_NAME, OP_MEMBER_NAME, OP_MEMORY_MODEL, OP_ENTRY_POINT, OP_EXECUTION_MODE, OP_CAPABILITY = 5, 6, 14, 15, 16, 17
@@ -37,19 +37,8 @@ CAP_SHADER, CAP_ADDRESSES, CAP_LINKAGE, CAP_KERNEL, CAP_INT64 = 1, 4, 5, 6, 11
 SC_FUNCTION, SC_PUSH_CONSTANT, SC_PHYSICAL_STORAGE_BUFFER = 7, 9, 5349
 
 
-def op(opcode: int, *operands: int) -> list[int]:
-    return [((len(operands) + 1) << 16) | opcode, *operands]
-
-
-def text(value: str) -> list[int]:
-    raw = value.encode() + b"\0"
-    raw += b"\0" * (-len(raw) % 4)
-    return list(struct.unpack(f"<{len(raw) // 4}I", raw))
-
-
 def assemble_words(instructions: list[list[int]], bound: int, version: int = 0x00010300) -> bytes:
-    body = [w for ins in instructions for w in ins]
-    return struct.pack(f"<{5 + len(body)}I", MAGIC, version, 0, bound, 0, *body)
+    return spirv_module(*instructions, bound=bound, version=version)
 
 
 def fits(levels: int, members: int) -> bool:

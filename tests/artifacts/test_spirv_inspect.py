@@ -26,7 +26,9 @@ from accelcore.kernels.spirv import (
     vulkan_supported_capabilities,
 )
 
-MAGIC = 0x07230203
+from .conftest import SPIRV_MAGIC as MAGIC
+from .conftest import op, text, words
+from .conftest import spirv_module as module
 
 
 @pytest.fixture
@@ -43,25 +45,6 @@ def tool() -> Callable[[str], str]:
 
 
 OPENCL_FIXED_SIZE = {"reduce", "histogram", "matmul"}  # reqd_work_group_size in the OpenCL C
-
-
-def words(*values: int) -> bytes:
-    return struct.pack(f"<{len(values)}I", *values)
-
-
-def op(opcode: int, *operands: int) -> list[int]:
-    return [((len(operands) + 1) << 16) | opcode, *operands]
-
-
-def text(value: str) -> list[int]:
-    raw = value.encode() + b"\0"
-    raw += b"\0" * (-len(raw) % 4)
-    return list(struct.unpack(f"<{len(raw) // 4}I", raw))
-
-
-def module(*instructions: list[int], bound: int = 100, version: int = 0x00010300) -> bytes:
-    body = [w for ins in instructions for w in ins]
-    return words(MAGIC, version, 0, bound, 0, *body)
 
 
 MINIMAL_SHADER = [
