@@ -44,6 +44,20 @@ def _package(module: bytes) -> KernelPackage:
     )
 
 
+def _loaded_where_reported(rig: Rig, package: KernelPackage, feature: str) -> Any:
+    """``package`` loaded where the device reports ``feature`` (``shader<Mode>Float32``); where it does not, the
+    load is refused UNSUPPORTED naming the mode's capability and the feature, and this returns None."""
+    raw = write_package(package)
+    if feature in rig.accel.description.float_controls:
+        return rig.load(raw)
+    with pytest.raises(BackendError) as caught:
+        rig.load(raw)
+    assert caught.value.kind is ErrorKind.UNSUPPORTED
+    capability = feature.removeprefix("shader").removesuffix("Float32")
+    assert capability in str(caught.value) and feature in str(caught.value)
+    return None
+
+
 def test_inspection_reports_the_float_modes_a_module_declares() -> None:
     assert inspect_spirv(_preserve_module()).float_modes == (("DenormPreserve", 32),)
     assert inspect_spirv(kernels.compile_glsl(RTE_32)).float_modes == (("RoundingModeRTE", 32),)
@@ -54,31 +68,18 @@ def test_inspection_reports_the_float_modes_a_module_declares() -> None:
 def test_a_float_mode_runs_where_the_device_reports_it_and_is_refused_naming_the_property_where_not(
     rig: Rig,
 ) -> None:
-    reported = rig.accel.description.float_controls
-    raw = write_package(_package(kernels.compile_glsl(RTE_32)))
-    if "shaderRoundingModeRTEFloat32" in reported:
-        program = rig.load(raw)
+    program = _loaded_where_reported(rig, _package(kernels.compile_glsl(RTE_32)), "shaderRoundingModeRTEFloat32")
+    if program is not None:
         buffer = rig.buffer(struct.pack("<f", 1.5), AccessMode.READ_WRITE)
         event = rig.submit(program, {0: (buffer, AccessMode.READ_WRITE)})
         assert rig.wait(event) == EventState.COMPLETE
         assert struct.unpack("<f", rig.read(buffer)[:4])[0] == 4.5
-    else:
-        with pytest.raises(BackendError) as caught:
-            rig.load(raw)
-        assert caught.value.kind is ErrorKind.UNSUPPORTED
-        assert "RoundingModeRTE" in str(caught.value) and "shaderRoundingModeRTEFloat32" in str(caught.value)
 
 
 def test_denorm_preserve_loads_only_where_the_device_reports_it(rig: Rig) -> None:
-    reported = rig.accel.description.float_controls
-    raw = write_package(_package(_preserve_module()))
-    if "shaderDenormPreserveFloat32" in reported:
-        rig.accel.unload_program(rig.load(raw))
-    else:
-        with pytest.raises(BackendError) as caught:
-            rig.load(raw)
-        assert caught.value.kind is ErrorKind.UNSUPPORTED
-        assert "DenormPreserve" in str(caught.value) and "shaderDenormPreserveFloat32" in str(caught.value)
+    program = _loaded_where_reported(rig, _package(_preserve_module()), "shaderDenormPreserveFloat32")
+    if program is not None:
+        rig.accel.unload_program(program)
 
 
 def test_the_width_a_mode_names_must_be_reported_not_only_the_capability(accel: Any) -> None:
