@@ -28,6 +28,9 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
+from accelcore.contract.errors import BackendError
+from accelcore.support.files import read_file
+
 __all__ = [
     "Answer",
     "device_bytes",
@@ -201,6 +204,10 @@ def _vendors_dir() -> Path:
     return Path(VENDORS_DIR)
 
 
+_ICD_FILE_BYTES = 4096
+"""An .icd file holds one library path."""
+
+
 def icd_file(library: str) -> Answer:
     """The ``.icd`` file of the vendors folder that names ``library`` (by path or by file name)."""
     folder = _vendors_dir()
@@ -210,9 +217,9 @@ def icd_file(library: str) -> Answer:
         return Answer(None, f"the vendors folder {folder} cannot be read ({exc})")
     real = os.path.realpath(library)
     for candidate in candidates:
-        try:
-            named = candidate.read_text(encoding="utf-8", errors="replace").strip()
-        except OSError:
+        try:  # a regular file of at most a path's length: a FIFO or /dev/zero named *.icd cannot hold this up
+            named = read_file(candidate, "ICD file", _ICD_FILE_BYTES).decode("utf-8", "replace").strip()
+        except BackendError:
             continue
         if not named:
             continue
